@@ -1,0 +1,293 @@
+"""The mapping AST: seven immutable node kinds, their sizes and their display.
+
+Nodes are built exactly as written (no simplification). ``key`` is the structural identity
+used for caching; ``==`` and ``hash`` compare *normalized* forms, the equality the verifiers use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from tcpdsl.algebra.cells import Cell, PaddingKind
+from tcpdsl.errors import LayoutError
+
+if TYPE_CHECKING:
+    from tcpdsl.algebra.ops import Slot
+
+Key = tuple[object, ...]
+MAPPING_STAGE: Final = "mapping"
+
+
+class Mapping:
+    """Base class of every mapping node. ``size`` is the number of buffer cells."""
+
+    __slots__ = ("size", "key", "height", "_hash")
+
+    size: int
+    key: Key
+    height: int
+
+    def __init__(self, size: int, key: Key, height: int) -> None:
+        self.size = size
+        self.key = key
+        self.height = height
+        self._hash = hash(key)
+
+    # -- identity ---------------------------------------------------------------------------
+    def same_structure(self, other: Mapping) -> bool:
+        """Raw structural equality, as written (``==`` compares normalized forms)."""
+        return self.key == other.key
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return self.normalize().key == other.normalize().key
+
+    def __hash__(self) -> int:
+        return self.normalize()._hash
+
+    # -- display ----------------------------------------------------------------------------
+    def display(self) -> str:
+        """The reference display of this node as written (parenthesised pairs)."""
+        raise NotImplementedError
+
+    @property
+    def text(self) -> str:
+        """This node as written, in ``m["..."]`` syntax without the outermost parentheses."""
+        return _strip_outer(self.display())
+
+    def __str__(self) -> str:
+        """Canonical text: the normalized form, which parses back to an equal mapping."""
+        from tcpdsl.algebra.render import canonical_text
+
+        return canonical_text(self)
+
+    def __repr__(self) -> str:
+        return f'm["{self.text}"]'
+
+    # -- structure --------------------------------------------------------------------------
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """Distinct axis names in first-encounter order, left before right."""
+        seen: dict[str, None] = {}
+        _collect_axes(self, seen)
+        return tuple(seen)
+
+    def axis_sizes(self) -> dict[str, int]:
+        """Every axis this mapping names, with its declared size."""
+        out: dict[str, int] = {}
+        _collect_sizes(self, out)
+        return out
+
+    @property
+    def is_identity(self) -> bool:
+        return isinstance(self, Broadcast) and self.n == 1
+
+    # -- semantics (implemented in sibling modules; imported late to keep this module a leaf)
+    def cell(self, i: int) -> Cell:
+        """The cell at position ``i`` under the position-additive semantics (engine §1.7)."""
+        from tcpdsl.algebra.ideal import evaluate
+
+        return evaluate(self, i)
+
+    def normalize(self) -> Mapping:
+        """The canonical slot form (engine §1.8), rendered back as a mapping."""
+        from tcpdsl.algebra.ops import normalize
+
+        return normalize(self)
+
+    def slots(self) -> tuple[Slot, ...]:
+        """The normalized slots, innermost first."""
+        from tcpdsl.algebra.ops import slots_of
+
+        return slots_of(self)
+
+    def split_at(self, n: int) -> tuple[Mapping, Mapping]:
+        """``(outer, inner)``: ``inner`` keeps the first ``n`` cells, ``outer`` strides past them."""
+        from tcpdsl.algebra.ops import split_at
+
+        return split_at(self, n)
+
+    def remove_padding(self) -> Mapping:
+        from tcpdsl.algebra.ops import remove_padding
+
+        return remove_padding(self)
+
+    def padding_per_stride(self) -> dict[int, int]:
+        from tcpdsl.algebra.ops import padding_per_stride
+
+        return padding_per_stride(self)
+
+    # -- value-level constructors (engine §1.2): no-ops where trivial, strict otherwise -------
+    def pair(self, inner: Mapping) -> Mapping:
+        if self.is_identity:
+            return inner
+        if inner.is_identity:
+            return self
+        return Pair(self, inner)
+
+    def stride(self, s: int) -> Mapping:
+        if s == 1:
+            return self
+        if s <= 0 or self.size % s:
+            raise LayoutError(MAPPING_STAGE, "StrideIndivisible", f"stride {s} does not divide size {self.size} of {self.text}")
+        return Stride(self, s)
+
+    def modulo(self, m: int) -> Mapping:
+        if m == self.size:
+            return self
+        if m <= 0 or self.size % m:
+            raise LayoutError(MAPPING_STAGE, "ModuloIndivisible", f"modulo {m} does not divide size {self.size} of {self.text}")
+        return Modulo(self, m)
+
+    def resize(self, r: int) -> Mapping:
+        if r == self.size:
+            return self
+        if r <= 0 or r > self.size:
+            raise LayoutError(MAPPING_STAGE, "ResizeGrows", f"resize {r} must be in 1..{self.size} for {self.text}")
+        return Resize(self, r)
+
+    def padding(self, p: int, kind: PaddingKind = PaddingKind.TOP) -> Mapping:
+        if p == self.size:
+            return self
+        if p < self.size:
+            raise LayoutError(MAPPING_STAGE, "PaddingShrinks", f"padding to {p} is smaller than size {self.size} of {self.text}")
+        return Padding(self, p, kind)
+
+
+class Symbol(Mapping):
+    __slots__ = ("name", "n")
+
+    def __init__(self, name: str, n: int) -> None:
+        self.name = name
+        self.n = n
+        super().__init__(n, ("S", name, n), 0)
+
+    def display(self) -> str:
+        return self.name
+
+
+class Broadcast(Mapping):
+    __slots__ = ("n",)
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        super().__init__(n, ("B", n), 0)
+
+    def display(self) -> str:
+        return str(self.n)
+
+
+class Pair(Mapping):
+    """``left`` is major (outer), ``right`` is minor (inner)."""
+
+    __slots__ = ("left", "right")
+
+    def __init__(self, left: Mapping, right: Mapping) -> None:
+        self.left = left
+        self.right = right
+        super().__init__(left.size * right.size, ("P", left.key, right.key), 1 + max(left.height, right.height))
+
+    def display(self) -> str:
+        return "(" + ", ".join(part.display() for part in _flatten(self)) + ")"
+
+
+class Stride(Mapping):
+    __slots__ = ("inner", "s")
+
+    def __init__(self, inner: Mapping, s: int) -> None:
+        self.inner = inner
+        self.s = s
+        super().__init__(inner.size // s, ("/", inner.key, s), 1 + inner.height)
+
+    def display(self) -> str:
+        return f"{self.inner.display()} / {self.s}"
+
+
+class Modulo(Mapping):
+    __slots__ = ("inner", "m")
+
+    def __init__(self, inner: Mapping, m: int) -> None:
+        self.inner = inner
+        self.m = m
+        super().__init__(m, ("%", inner.key, m), 1 + inner.height)
+
+    def display(self) -> str:
+        return f"{self.inner.display()} % {self.m}"
+
+
+class Resize(Mapping):
+    __slots__ = ("inner", "r")
+
+    def __init__(self, inner: Mapping, r: int) -> None:
+        self.inner = inner
+        self.r = r
+        super().__init__(r, ("=", inner.key, r), 1 + inner.height)
+
+    def display(self) -> str:
+        return f"{self.inner.display()} = {self.r}"
+
+
+class Padding(Mapping):
+    __slots__ = ("inner", "p", "kind")
+
+    def __init__(self, inner: Mapping, p: int, kind: PaddingKind = PaddingKind.TOP) -> None:
+        self.inner = inner
+        self.p = p
+        self.kind = kind
+        super().__init__(p, ("#", inner.key, p, int(kind)), 1 + inner.height)
+
+    def display(self) -> str:
+        return f"{self.inner.display()} {self.kind.marker} {self.p}"
+
+
+IDENTITY: Final = Broadcast(1)
+
+
+def pairs(parts: list[Mapping]) -> Mapping:
+    """Fold ``pair`` over ``parts`` (outermost first), starting from the identity."""
+    out: Mapping = IDENTITY
+    for part in reversed(parts):
+        out = part.pair(out)
+    return out
+
+
+def _flatten(node: Mapping) -> list[Mapping]:
+    if isinstance(node, Pair):
+        return _flatten(node.left) + _flatten(node.right)
+    return [node]
+
+
+def _strip_outer(text: str) -> str:
+    if not (text.startswith("(") and text.endswith(")")):
+        return text
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(text) - 1:
+            return text
+    return text[1:-1]
+
+
+def children(node: Mapping) -> tuple[Mapping, ...]:
+    """The direct sub-mappings of ``node`` (major first)."""
+    if isinstance(node, Pair):
+        return (node.left, node.right)
+    if isinstance(node, (Stride, Modulo, Resize, Padding)):
+        return (node.inner,)
+    return ()
+
+
+def _collect_axes(node: Mapping, seen: dict[str, None]) -> None:
+    if isinstance(node, Symbol):
+        seen.setdefault(node.name)
+    for child in children(node):
+        _collect_axes(child, seen)
+
+
+def _collect_sizes(node: Mapping, out: dict[str, int]) -> None:
+    if isinstance(node, Symbol):
+        out[node.name] = node.n
+    for child in children(node):
+        _collect_sizes(child, out)

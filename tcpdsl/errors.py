@@ -1,0 +1,51 @@
+"""The error hierarchy. Every error tcpdsl raises on purpose is a :class:`TcpError`."""
+
+from __future__ import annotations
+
+
+class TcpError(Exception):
+    """Base class of every deliberate tcpdsl error."""
+
+
+class MappingSyntaxError(TcpError, ValueError):
+    """A malformed mapping expression. The message shows the text with a caret under the problem."""
+
+    def __init__(self, reason: str, text: str, position: int) -> None:
+        self.reason = reason
+        self.text = text
+        self.position = max(0, min(position, len(text)))
+        caret = " " * self.position + "^"
+        super().__init__(f"{reason}\n  {text}\n  {caret}")
+
+
+class LayoutError(TcpError, ValueError):
+    """A layout that breaks a rule: of the mapping algebra, a constructor, or a hardware stage.
+
+    ``stage`` names the stage (``"contract_outer"``, ``"to_trf"``, ...), the tensor class for
+    constructor constraints, or ``"mapping"`` for algebra errors. ``rule`` is the rule name of
+    the engine specification, e.g. ``"FlitMismatch"``.
+    """
+
+    def __init__(self, stage: str, rule: str, message: str, hint: str = "") -> None:
+        self.stage = stage
+        self.rule = rule
+        self.detail = message
+        self.hint = hint
+        text = f"[{stage}] {rule}: {message}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+
+class DtypeError(TcpError, TypeError):
+    """A stream/weight dtype pair that the Multiplier has no MAC for, or a dtype a stage refuses."""
+
+    def __init__(self, stage: str, rule: str, message: str, hint: str = "") -> None:
+        self.stage = stage
+        self.rule = rule
+        self.detail = message
+        self.hint = hint
+        text = f"[{stage}] {rule}: {message}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
