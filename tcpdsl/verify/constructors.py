@@ -1,0 +1,124 @@
+"""Constructor constraints of the pipeline tensors (engine specification §2.2).
+
+In the reference these are compile-time asserts, so they run before any stage verifier. Each
+raises ``LayoutError`` whose ``stage`` is the tensor class name. Chip is never constrained and
+Lane only by the stage verifiers, but both are accepted so every constructor has one call shape.
+"""
+
+from __future__ import annotations
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.verify.cache import memoized
+from tcpdsl.verify.constants import (
+    BITS_PER_BYTE,
+    CLUSTER_SIZES,
+    FLIT_BYTES,
+    TEMPORAL_ACCUMULATOR_COLS,
+)
+from tcpdsl.verify.dtypes import ACCUMULATORS, bits_of, bytes_text, flit_elements
+
+
+def _check_grid(stage: str, cluster: Mapping, slice_: Mapping) -> None:
+    if cluster.size not in CLUSTER_SIZES:
+        raise LayoutError(
+            stage,
+            "ClusterSize",
+            f"Cluster size must be 1 or 2, got {cluster.size} (Cluster {cluster})",
+            hint="map at most 2 cells to Cluster, e.g. pad it with `# 2`",
+        )
+    if slice_.size not in (64, 128, 256):
+        raise LayoutError(
+            stage,
+            "SliceSize",
+            f"Slice size must be one of 64 | 128 | 256, got {slice_.size} (Slice {slice_})",
+            hint="pad Slice to 64, 128 or 256 cells, e.g. `# 256`",
+        )
+
+
+@memoized
+def check_collect(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping) -> None:
+    stage = "CollectTensor"
+    bits = bits_of(dtype, stage)
+    _check_grid(stage, cluster, slice_)
+    if packet.size * bits != FLIT_BYTES * BITS_PER_BYTE:
+        raise LayoutError(
+            stage,
+            "PacketFlit",
+            f"Packet size must be exactly one flit (32 bytes), got {bytes_text(bits, packet.size)} bytes "
+            f"(Packet {packet} of {dtype})",
+            hint=f"make Packet {flit_elements(bits)} elements of {dtype}, padding it with `# {flit_elements(bits)}` "
+            "if needed",
+        )
+
+
+@memoized
+def check_trf(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, element: Mapping) -> None:
+    stage = "TrfTensor"
+    bits_of(dtype, stage)
+    _check_grid(stage, cluster, slice_)
+
+
+@memoized
+def check_contract_outer(
+    storage: str, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, time: Mapping, packet: Mapping
+) -> None:
+    stage = "ContractOuterTensor"
+    bits = bits_of(storage, stage)
+    _check_grid(stage, cluster, slice_)
+    total = packet.size * bits
+    if total not in (FLIT_BYTES * BITS_PER_BYTE, 2 * FLIT_BYTES * BITS_PER_BYTE):
+        fe = flit_elements(bits)
+        raise LayoutError(
+            stage,
+            "PacketFlits",
+            f"Packet size must be one or two flits (32 or 64 bytes), got {bytes_text(bits, packet.size)} bytes "
+            f"(OutPacket {packet} of {storage})",
+            hint=f"make OutPacket {fe} or {2 * fe} elements of {storage}",
+        )
+
+
+@memoized
+def check_contract_packet(
+    chip: Mapping,
+    cluster: Mapping,
+    slice_: Mapping,
+    lane: Mapping,
+    time: Mapping,
+    packet: Mapping,
+    *,
+    stage: str = "ContractPacketTensor",
+) -> None:
+    """Also the constraint of ContractTimeTensor: pass ``stage="ContractTimeTensor"``."""
+    _check_grid(stage, cluster, slice_)
+    n = packet.size
+    if n > TEMPORAL_ACCUMULATOR_COLS or n & (n - 1):
+        raise LayoutError(
+            stage,
+            "PacketPow2",
+            "Packet element count must be a power of two and at most the accumulator column count (32), "
+            f"got {n} (Packet {packet})",
+            hint="reduce the packet further, or pad it to a power of two no larger than 32",
+        )
+
+
+@memoized
+def check_contract(acc: str, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping) -> None:
+    stage = "ContractTensor"
+    bits = bits_of(acc, stage)
+    if acc not in ACCUMULATORS:
+        raise DtypeError(
+            stage,
+            "NotAnAccumulator",
+            f"the contraction result must be an i32 or f32 accumulator, got {acc}",
+            hint="contract to i32 (integer streams) or f32 (float streams), then cast",
+        )
+    _check_grid(stage, cluster, slice_)
+    if packet.size * bits != FLIT_BYTES * BITS_PER_BYTE:
+        raise LayoutError(
+            stage,
+            "ContractPacketSize",
+            f"Packet size must be exactly one flit (32 bytes) of the i32/f32 accumulator, got "
+            f"{bytes_text(bits, packet.size)} bytes (Packet {packet} of {acc})",
+            hint="make the contraction's OutPacket 8 elements, e.g. `[Lane # 8]`",
+        )
