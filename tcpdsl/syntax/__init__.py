@@ -1,0 +1,11 @@
+"""The mapping-expression language: tokens, lexer, syntax tree and parser (engine §1.3).
+
+This layer knows nothing about sizes; :mod:`tcpdsl.algebra.build` turns trees into mappings.
+"""
+
+from tcpdsl.syntax.lexer import is_axis_name, is_escape_name, tokenize
+from tcpdsl.syntax.parser import parse_expression
+from tcpdsl.syntax.tokens import Fill, Kind, Token
+from tcpdsl.syntax.tree import Expr, Op, Parsed
+
+__all__ = ["Expr", "Fill", "Kind", "Op", "Parsed", "Token", "is_axis_name", "is_escape_name", "parse_expression", "tokenize"]

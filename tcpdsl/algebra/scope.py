@@ -1,0 +1,157 @@
+"""Axes and the two ways to write a mapping: ``m["..."]`` (lexical) and :func:`parse` (explicit).
+
+``m["A, B / 16"]`` resolves bare names to :class:`Axis` objects bound in the scope that wrote the
+expression (the calling frame's locals, then its module globals), so the same text works at module
+level, in a function, and in an annotation evaluated later with the module's globals.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable
+from collections.abc import Mapping as MappingABC
+from typing import Final, Generic, TypeVar
+
+from tcpdsl.algebra.build import MISSING, Bindings, bind, build
+from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Symbol
+from tcpdsl.errors import LayoutError, MappingSyntaxError
+from tcpdsl.syntax import is_axis_name, parse_expression
+from tcpdsl.syntax.tree import Parsed
+
+NameT = TypeVar("NameT", bound=str)
+SizeT = TypeVar("SizeT", bound=int)
+
+# Built mappings by (text, what its names resolved to); bounded so that generated texts cannot grow it forever.
+_CACHE_LIMIT: Final = 16384
+_built: dict[tuple[str, tuple[object, ...]], Mapping] = {}
+
+
+class Axis(Symbol, Generic[NameT, SizeT]):
+    """A declared axis: a name and a positive size. It is itself a one-axis mapping.
+
+    Checkers see ``Axis[Literal["A"], Literal[32]]``; at run time it is a :class:`Symbol`.
+    """
+
+    __slots__ = ()
+
+    name: NameT
+    n: SizeT
+
+    def __init__(self, name: NameT, size: SizeT) -> None:
+        if not isinstance(name, str) or not is_axis_name(name):
+            raise LayoutError(
+                MAPPING_STAGE, "InvalidAxisName",
+                f"axis name {name!r} is not an identifier starting with an uppercase ASCII letter",
+                "use names such as A, Bat, L1 or K_16",
+            )
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise LayoutError(
+                MAPPING_STAGE, "InvalidAxisSize", f"axis {name} has size {size!r}; sizes are positive ints",
+                "give the number of positions along the axis, e.g. axis(\"A\", 32)",
+            )
+        super().__init__(name, size)
+
+
+def axis(name: NameT, size: SizeT) -> Axis[NameT, SizeT]:
+    """Declare an axis. Bind it to a variable of the same name: ``A = axis("A", 32)``."""
+    return Axis(name, size)
+
+
+def parse(text: str, sizes: MappingABC[str, int], env: MappingABC[str, Mapping | int] | None = None) -> Mapping:
+    """Parse ``text`` with explicit axis ``sizes``; ``env`` resolves ``{Name}`` escapes."""
+    return _resolve(_parsed(text), _ExplicitScope(sizes, env or {}))
+
+
+class _MappingSyntax:
+    """The run-time ``m``: ``m["A, B / 16"]`` is a :class:`Mapping` over the caller's axes."""
+
+    __slots__ = ()
+
+    def __getitem__(self, text: str) -> Mapping:
+        frame = sys._getframe(1)
+        return _resolve(_parsed(text), _FrameScope(frame.f_locals, frame.f_globals))
+
+    def __repr__(self) -> str:
+        return "m"
+
+
+m: Final = _MappingSyntax()
+
+
+def _parsed(text: object) -> Parsed:
+    if not isinstance(text, str):
+        raise MappingSyntaxError(
+            f"A mapping expression is one string, not a {type(text).__name__}: write m[\"A, B\"]", repr(text), 0
+        )
+    return parse_expression(text)
+
+
+def _resolve(parsed: Parsed, scope: _ExplicitScope | _FrameScope) -> Mapping:
+    bindings = bind(parsed, scope)
+    key = (parsed.text, bindings.cache_key())
+    found = _built.get(key)
+    if found is None:
+        found = build(parsed, bindings)
+        if len(_built) >= _CACHE_LIMIT:
+            _built.clear()
+        _built[key] = found
+    return found
+
+
+class _ExplicitScope:
+    """Axis sizes from a dict (or an :class:`Axis` of the same name in ``env``); escapes from ``env``."""
+
+    __slots__ = ("sizes", "env")
+
+    def __init__(self, sizes: MappingABC[str, int], env: MappingABC[str, Mapping | int]) -> None:
+        self.sizes = sizes
+        self.env = env
+
+    def axis_size(self, name: str) -> int | None:
+        size = self.sizes.get(name)
+        if size is None:
+            declared = self.env.get(name)
+            return declared.n if isinstance(declared, Axis) and declared.name == name else None
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise LayoutError(
+                MAPPING_STAGE, "InvalidAxisSize", f"axis {name} has size {size!r}; sizes are positive ints",
+                f"pass a positive int for {name}",
+            )
+        return size
+
+    def value(self, name: str) -> object:
+        return self.env.get(name, MISSING)
+
+    def axis_names(self) -> Iterable[str]:
+        return self.sizes.keys()
+
+
+class _FrameScope:
+    """Names as the writing code sees them: locals shadow module globals."""
+
+    __slots__ = ("local_names", "global_names")
+
+    def __init__(self, local_names: MappingABC[str, object], global_names: MappingABC[str, object]) -> None:
+        self.local_names = local_names
+        self.global_names = global_names
+
+    def value(self, name: str) -> object:
+        # ``.get`` rather than ``[]``: a namespace with ``__missing__`` must not invent a binding.
+        found = self.local_names.get(name, MISSING)
+        return self.global_names.get(name, MISSING) if found is MISSING else found
+
+    def axis_size(self, name: str) -> int | None:
+        found = self.value(name)
+        if isinstance(found, Axis) and found.name == name:
+            size: int = found.n
+            return size
+        return None
+
+    def axis_names(self) -> Iterable[str]:
+        for names in (self.local_names, self.global_names):
+            for name, value in list(names.items()):
+                if isinstance(value, Axis) and value.name == name:
+                    yield name
+
+
+__all__ = ["Axis", "Bindings", "axis", "m", "parse"]
