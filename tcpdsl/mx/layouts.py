@@ -1,0 +1,103 @@
+"""Ascend fractal layouts of the auxiliary matrices: Zz (scaleA), Nn (scaleB), Zn (sparse index).
+
+Naming is "capital outer, lower-case inner": Z/z is row-major, N/n column-major. Each function
+takes the logical matrix (optionally with leading batch axes), zero-pads it to whole fractals and
+returns the fractal-shaped array; ``.reshape(-1)`` (or ``.tobytes()``) is the buffer byte order.
+Pads are zero: the documents do not name a value, and zero only ever meets zero or discarded data.
+The byte order follows the vendor sample code and layout library; one document words the scale
+fractal shapes differently (2 x 16 for both), which the code does not bear out.
+
+* Zz, scaleA (M, S): fractal (16, 2), shape (M1, K1, 16, 2);
+  ``off = ((m//16)*K1 + k//2)*32 + (m%16)*2 + k%2``.
+* Nn, scaleB (S, N): fractal (2, 16) stored n-major, shape (N1, K1, 16, 2);
+  ``off = ((n//16)*K1 + k//2)*32 + (n%16)*2 + k%2``. ``Nn(s) == Zz(s.T)``.
+* Zn, packed index bytes (Kb, N): fractal 16 x 8 bytes, shape (Kb1, N1, 16, 8);
+  ``off = ((kb//8)*N1 + n//16)*128 + (n%16)*8 + kb%8``. With ``c0=32`` the same function lays out
+  the dense int8 B (16 x 32 fractals of 512 bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.errors import LayoutError
+
+LAYOUT_STAGE: Final = "mx.layout"
+FRACTAL: Final = 16  # rows of every fractal (M0 for Zz, N0 for Nn and Zn)
+SCALE_K0: Final = 2  # scale codes per fractal row: the two 32-element blocks of one 64-wide K step
+INDEX_C0: Final = 8  # packed index bytes per fractal row (32 two-bit indices)
+
+
+def zz_layout(scale_a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """scaleA (..., M, S) in Zz order, shape (..., ceil(M/16), ceil(S/2), 16, 2)."""
+    p = _padded(scale_a, "zz_layout", FRACTAL, SCALE_K0)
+    *batch, rows, cols = p.shape
+    tiles = p.reshape(*batch, rows // FRACTAL, FRACTAL, cols // SCALE_K0, SCALE_K0)
+    return np.ascontiguousarray(tiles.swapaxes(-3, -2))
+
+
+def nn_layout(scale_b: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """scaleB (..., S, N) in Nn order, shape (..., ceil(N/16), ceil(S/2), 16, 2)."""
+    p = _padded(scale_b, "nn_layout", SCALE_K0, FRACTAL)
+    *batch, rows, cols = p.shape
+    tiles = p.reshape(*batch, rows // SCALE_K0, SCALE_K0, cols // FRACTAL, FRACTAL)
+    return np.ascontiguousarray(_move_last4(tiles, (2, 0, 3, 1)))
+
+
+def zn_layout(index: npt.NDArray[Any], c0: int = INDEX_C0) -> npt.NDArray[Any]:
+    """A (..., R, N) matrix stored K-major in (16, c0) fractals: shape (..., ceil(R/c0), ceil(N/16), 16, c0).
+
+    ``c0=8`` lays out packed 2-bit index bytes (128-byte fractals); ``c0=32`` the dense int8 B.
+    """
+    if isinstance(c0, bool) or not isinstance(c0, int) or c0 <= 0:
+        raise LayoutError(LAYOUT_STAGE, "FractalWidth", f"zn_layout: c0 must be a positive integer, got {c0!r}")
+    p = _padded(index, "zn_layout", c0, FRACTAL)
+    *batch, rows, cols = p.shape
+    tiles = p.reshape(*batch, rows // c0, c0, cols // FRACTAL, FRACTAL)
+    return np.ascontiguousarray(_move_last4(tiles, (0, 2, 3, 1)))
+
+
+def zz_offset(m: int, k: int, s: int) -> int:
+    """Byte offset of scaleA[m, k] in the Zz buffer of a matrix with ``s`` scale columns."""
+    return ((m // FRACTAL) * _ceil(s, SCALE_K0) + k // SCALE_K0) * 32 + (m % FRACTAL) * SCALE_K0 + k % SCALE_K0
+
+
+def nn_offset(k: int, n: int, s: int) -> int:
+    """Byte offset of scaleB[k, n] in the Nn buffer of a matrix with ``s`` scale rows."""
+    return zz_offset(n, k, s)
+
+
+def zn_offset(row: int, n: int, n_cols: int, c0: int = INDEX_C0) -> int:
+    """Offset of element [row, n] in the Zn buffer of a matrix with ``n_cols`` columns."""
+    return ((row // c0) * _ceil(n_cols, FRACTAL) + n // FRACTAL) * FRACTAL * c0 + (n % FRACTAL) * c0 + row % c0
+
+
+def index_position(k: int, n: int, n_cols: int) -> tuple[int, int]:
+    """``(byte, shift)`` of the 2-bit index of dense position ``k``, column ``n`` in the Zn buffer.
+
+    The index value is ``(buf[byte] >> shift) & 3``; ``4*byte + shift//2`` is the Zn offset of the
+    dense int8 element it belongs to.
+    """
+    return zn_offset(k // 4, n, n_cols), 2 * (k % 4)
+
+
+def _padded(x: npt.NDArray[Any], name: str, row_tile: int, col_tile: int) -> npt.NDArray[Any]:
+    if not isinstance(x, np.ndarray) or x.ndim < 2:
+        shape = x.shape if isinstance(x, np.ndarray) else type(x).__name__
+        raise LayoutError(LAYOUT_STAGE, "MatrixRank", f"{name} needs a matrix with optional leading batch axes, got {shape}")
+    *batch, rows, cols = x.shape
+    out = np.zeros((*batch, _ceil(rows, row_tile) * row_tile, _ceil(cols, col_tile) * col_tile), dtype=x.dtype)
+    out[..., :rows, :cols] = x
+    return out
+
+
+def _move_last4(tiles: npt.NDArray[Any], order: tuple[int, int, int, int]) -> npt.NDArray[Any]:
+    lead = tiles.ndim - 4
+    return tiles.transpose(*range(lead), *(lead + o for o in order))
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
