@@ -1,0 +1,146 @@
+"""The results of ``tcpdsl run``: one record per kernel, as a text table or as JSON."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tcpdsl.cli.stages import StageRow
+from tcpdsl.cost import KernelCost
+from tcpdsl.tensors.carrier import Chain
+
+ERROR_LINES = 6  # a long error (a beartype violation) is cut in the text report, kept whole in JSON
+
+
+@dataclass
+class KernelResult:
+    """The outcome of one kernel (or one example ``main()``)."""
+
+    file: str
+    name: str
+    kind: str  # "kernel", "main" or "import"
+    passed: bool = False
+    error: str | None = None
+    seconds: float = 0.0
+    output: str = ""
+    dtype: str | None = None
+    accumulator: str | None = None
+    max_error: float | None = None
+    tolerance: float | None = None
+    stages: tuple[StageRow, ...] = ()
+    cost: KernelCost | None = None
+
+    @property
+    def status(self) -> str:
+        return "PASS" if self.passed else "FAIL"
+
+    def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
+        self.dtype, self.accumulator = chain.stream.dtype, chain.acc
+        self.stages, self.cost = stages
+
+    def to_json(self) -> dict[str, Any]:
+        cost = self.cost
+        return {
+            "file": self.file,
+            "kernel": self.name,
+            "kind": self.kind,
+            "status": self.status,
+            "error": self.error,
+            "seconds": round(self.seconds, 4),
+            "dtype": self.dtype,
+            "accumulator": self.accumulator,
+            "max_error": self.max_error,
+            "tolerance": self.tolerance,
+            "stages": [
+                {
+                    "stage": row.stage,
+                    "layout": row.layout,
+                    "params": row.params,
+                    "cycles": row.cost.cycles,
+                    "latency": row.cost.latency,
+                    "mac_utilisation": row.cost.mac_utilisation,
+                    "notes": list(row.cost.notes),
+                }
+                for row in self.stages
+            ],
+            "total_cycles": cost.total_cycles if cost else None,
+            "mac_utilisation": cost.mac_utilisation if cost else None,
+            "average_utilisation": cost.average_utilisation if cost else None,
+            "accumulator_cells": cost.accumulator_cells if cost else None,
+            "accumulator_use": cost.accumulator_use if cost else None,
+            "output": self.output,
+        }
+
+
+@dataclass
+class RunSummary:
+    seed: int
+    evaluator: str
+    results: list[KernelResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def failed(self) -> int:
+        return len(self.results) - self.passed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "evaluator": self.evaluator,
+            "passed": self.passed,
+            "failed": self.failed,
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def _percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
+    right = {3, 4, 5}  # numeric columns
+    lines = []
+    for row in rows:
+        cells = [text.rjust(w) if c in right else text.ljust(w) for c, (text, w) in enumerate(zip(row, widths))]
+        lines.append("  " + "  ".join(cells).rstrip())
+    return lines
+
+
+def render_result(result: KernelResult) -> str:
+    """The text report of one kernel: a header, its stage table, and the comparison with the oracle."""
+    types = f" ({result.dtype} -> {result.accumulator})" if result.dtype else ""
+    lines = [f"{result.file}::{result.name}{types}  {result.status}  [{result.seconds:.2f} s]"]
+    cost = result.cost
+    if result.stages and cost is not None:
+        rows: list[tuple[str, ...]] = [("stage", "layout", "derived parameters", "cycles", "latency", "MAC util")]
+        for row in result.stages:
+            rows.append(
+                (row.stage, row.layout, row.params_text(), str(row.cost.cycles), str(row.cost.latency), _percent(row.cost.mac_utilisation))
+            )
+        rows.append(("total", "", "per slice", str(cost.total_cycles), "", _percent(cost.mac_utilisation)))
+        lines += _table(rows)
+        if cost.accumulator_cells is not None:
+            lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
+    if result.max_error is not None:
+        bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
+        lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")
+    if result.output.strip():
+        lines += ["  output:"] + ["    " + line for line in result.output.rstrip().splitlines()]
+    if result.error:
+        error_lines = result.error.splitlines()
+        lines += ["  error: " + error_lines[0]] + ["    " + line for line in error_lines[1:ERROR_LINES]]
+        if len(error_lines) > ERROR_LINES:
+            lines.append(f"    ... ({len(error_lines) - ERROR_LINES} more lines; --json has them all)")
+    return "\n".join(lines)
+
+
+def render_summary(summary: RunSummary) -> str:
+    total = len(summary.results)
+    return (
+        f"{summary.passed} of {total} passed, {summary.failed} failed "
+        f"(seed {summary.seed}, evaluator {summary.evaluator})"
+    )

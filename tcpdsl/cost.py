@@ -1,0 +1,275 @@
+"""A first-order cycle and utilisation model of one slice of the contraction engine.
+
+The model is deliberately small: it counts packets, not instructions, and every number in it comes
+from a sentence of the hardware description (the Outer and Packet Reducer chapters of the RNGD book,
+quoted as "Outer/Performance" and "Packet Reducer/Performance") or of the engine specification
+(quoted by section). Where the description is silent the model says so in a comment and in the
+stage notes, so an estimate never looks more certain than it is.
+
+Chip, Cluster and Slice run in parallel, so every figure is per slice. The stages form a pipeline:
+the kernel takes as long as its slowest stage streams, plus the latency each stage adds before its
+first output (the adder tree) or after its last input (the accumulator drain).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final, Protocol
+
+from tcpdsl.algebra.cells import Index
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.verify.constants import (
+    ACCUMULATOR_CAPACITY_ELEMENTS,
+    BITS_PER_BYTE,
+    CONTRACT_LANE_OUT_PACKET_ELEMENTS,
+    FLIT_BYTES,
+    MAX_LANES,
+    OUTER_PACKET_BYTES,
+)
+from tcpdsl.verify.dtypes import bits_of
+from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+
+# Outer/Performance: "the upstream supplies one 32 B flit per cycle at the maximum fetch rate" and
+# "fetch bandwidth (at most 32 B/cycle per fetch) bounds the whole Stream Adapter".
+FETCH_BYTES_PER_CYCLE: Final = FLIT_BYTES
+
+# Outer/Stream Adapter: "the hardware always works with 64 B packets internally"; with PackSize 1
+# "the unused 32 B half is filled with zeros".
+HARDWARE_PACKET_BYTES: Final = OUTER_PACKET_BYTES
+
+# Outer/Performance: PackSize 2 "takes 2 cycles per Packet (two 32 B flits merge into one 64 B
+# Packet), which is not a pipeline bottleneck": the Stream Adapter "emits one Packet every 2 cycles,
+# matching the downstream consumption rate". The multiplier therefore takes one packet per lane
+# every 64 B / 32 B = 2 cycles, whatever the PackSize; PackSize 1 just fills half of it.
+PACKET_PERIOD_CYCLES: Final = HARDWARE_PACKET_BYTES // FETCH_BYTES_PER_CYCLE
+
+# Packet Reducer/Performance: "latency depends on the tree depth: 7 cycles for i4, 6 for i8/f8 and
+# 5 for bf16" (the depth of a full tree over one 64 B packet), keyed by wire bits.
+TREE_LATENCY_CYCLES: Final[dict[int, int]] = {4: 7, 8: 6, 16: 5}
+
+# Packet Reducer/Performance: "when Lane < 8 the reduction trees of the inactive lanes idle, so the
+# throughput per cycle drops in proportion to Lane::SIZE / 8" (engine §2.1: lanes are 1, 2, 4 or 8).
+LANES: Final = MAX_LANES
+
+# Engine §2.1: the Lane Folder emits packets of 8 elements, "one flit of i32/f32". The drain rate of
+# one output flit per cycle is a model assumption: the book gives no Lane Folder timing.
+DRAIN_ELEMENTS_PER_CYCLE: Final = CONTRACT_LANE_OUT_PACKET_ELEMENTS
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """The estimate for one stage of one slice.
+
+    ``cycles`` is how long the stage streams its input; ``latency`` the cycles it adds to the
+    critical path on top of that (pipeline fill or drain). ``mac_utilisation`` is the fraction of
+    the stage's arithmetic units doing useful work while it streams (None for stages without any).
+    """
+
+    stage: str
+    cycles: int
+    latency: int
+    mac_utilisation: float | None
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class KernelCost:
+    """The estimate for a whole contraction chain (per slice; all slices run in parallel).
+
+    ``total_cycles`` is the slowest stage's streaming time plus every stage's latency.
+    ``mac_utilisation`` is the Multiplier's steady-state use; ``average_utilisation`` spreads the
+    same useful work over ``total_cycles``. The accumulator figures are None until ``contract_lane``.
+    """
+
+    stages: tuple[StageCost, ...]
+    total_cycles: int
+    mac_utilisation: float
+    average_utilisation: float
+    useful_macs: int
+    accumulator_cells: int | None
+    accumulator_use: float | None
+
+
+class _OperandLike(Protocol):
+    @property
+    def dtype(self) -> str: ...
+
+
+class ChainLike(Protocol):
+    """The parts of a contraction chain the model reads (``tcpdsl.tensors.carrier.Chain`` has them)."""
+
+    @property
+    def stream(self) -> _OperandLike: ...
+    @property
+    def lane(self) -> Mapping: ...
+    @property
+    def time(self) -> Mapping: ...
+    @property
+    def outer_time(self) -> Mapping: ...
+    @property
+    def outer_packet(self) -> Mapping: ...
+    @property
+    def outer(self) -> OuterParams: ...
+    @property
+    def packet_out(self) -> Mapping | None: ...
+    @property
+    def packet_params(self) -> PacketParams | None: ...
+    @property
+    def time_out(self) -> Mapping | None: ...
+    @property
+    def time_params(self) -> TimeParams | None: ...
+    @property
+    def lane_time(self) -> Mapping | None: ...
+    @property
+    def lane_params(self) -> LaneParams | None: ...
+
+
+def live_cells(mapping: Mapping) -> int:
+    """The number of live (non-padding) cells; used on packets and lanes, which are small."""
+    return sum(isinstance(mapping.cell(i), Index) for i in range(mapping.size))
+
+
+def macs_per_lane(dtype: str) -> int:
+    """Multipliers per lane: the elements of one 64 B hardware packet (bf16 32, i8/f8 64, i4 128)."""
+    return HARDWARE_PACKET_BYTES * BITS_PER_BYTE // bits_of(dtype, "cost")
+
+
+def tree_latency(dtype: str) -> int:
+    """Cycles from a packet entering the Packet Reducer to its sum leaving (5/6/7 for bf16, i8/f8, i4)."""
+    return TREE_LATENCY_CYCLES[bits_of(dtype, "cost")]
+
+
+def outer_cost(dtype: str, lane: Mapping, time: Mapping, out_time: Mapping, out_packet: Mapping, params: OuterParams) -> StageCost:
+    """Stream Adapter, TRF Sequencer and Multiplier: one packet per lane per packet period."""
+    packets = out_time.size
+    fill = live_cells(out_packet) / macs_per_lane(dtype)
+    lanes = live_cells(lane) / LANES
+    notes = [
+        f"PackSize {params.pack_size}: {params.pack_size * FLIT_BYTES} B of each {HARDWARE_PACKET_BYTES} B packet carry data",
+        f"LaneBroadcast {params.lane_broadcast} of {LANES} lanes",
+        f"TimeBroadcast {params.time_broadcast}: each fetched packet feeds {params.time_broadcast.size} "
+        f"multiplier packet{_s(params.time_broadcast.size)}",
+        f"fetch {time.size} flits of {FETCH_BYTES_PER_CYCLE} B for {packets} packets per lane",
+        f"TRF ReadSize {params.read_size} ({'wide' if params.wide_read else 'narrow'} read), "
+        f"PacketBroadcast {params.packet_broadcast}",
+    ]
+    if params.pack_size == 1:
+        notes.append("PackSize 1 multiplies a zero half: half the MAC throughput of PackSize 2")
+    return StageCost("contract_outer", PACKET_PERIOD_CYCLES * packets, 0, fill * lanes, tuple(notes))
+
+
+def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketParams) -> StageCost:
+    """Packet Reducer: fully pipelined adder trees; the tree depth is latency, not throughput."""
+    notes = (
+        f"tree depth {params.depth}: sums the innermost {2 ** params.depth} cells of each packet",
+        f"ReducePacket {params.reduce_packet}, output {params.output}",
+        f"adder-tree latency {tree_latency(dtype)} cycles ({dtype})",
+    )
+    cycles = PACKET_PERIOD_CYCLES * out_time.size
+    return StageCost("contract_packet", cycles, tree_latency(dtype), live_cells(lane) / LANES, notes)
+
+
+def time_cost(out_time: Mapping, time_out: Mapping, params: TimeParams) -> StageCost:
+    """Time Reducer: accumulates each reduced packet into its accumulator slot as it arrives.
+
+    The book gives no Time Reducer latency; the model adds none (accumulation overlaps the stream).
+    """
+    per_cell = out_time.size // max(1, time_out.size)
+    reduced = ", ".join(params.reduced) if params.reduced else "nothing"
+    notes = (
+        f"reduces {reduced}: {per_cell} packet{_s(per_cell)} accumulate into each of {time_out.size} Time "
+        f"slot{_s(time_out.size)}",
+    )
+    return StageCost("contract_time", PACKET_PERIOD_CYCLES * out_time.size, 0, None, notes)
+
+
+def lane_cost(lane_time: Mapping, params: LaneParams) -> StageCost:
+    """Lane Folder: streams out 8-element packets; the last accumulator window drains after the input."""
+    drain = -(-params.cells // DRAIN_ELEMENTS_PER_CYCLE)
+    notes = (
+        f"{params.mode.value}: InnerTime {params.inner_time}, padded Lane {params.padded_lane} x padded Packet "
+        f"{params.padded_packet}",
+        f"accumulator {params.cells} of {ACCUMULATOR_CAPACITY_ELEMENTS} cells "
+        f"({100 * params.cells / ACCUMULATOR_CAPACITY_ELEMENTS:.1f}%)",
+        f"emits {lane_time.size} output packets; drains {drain} after the last input (assumed 1 flit/cycle)",
+    )
+    return StageCost("contract_lane", lane_time.size, drain, None, notes)
+
+
+def combine(stages: tuple[StageCost, ...], useful_macs: int, lane_params: LaneParams | None) -> KernelCost:
+    """Pipeline the stages: the slowest streaming time plus every stage's latency."""
+    total = max(s.cycles for s in stages) + sum(s.latency for s in stages)
+    outer = stages[0]
+    steady = outer.mac_utilisation or 0.0
+    average = steady * outer.cycles / total if total else 0.0
+    cells = lane_params.cells if lane_params is not None else None
+    use = cells / ACCUMULATOR_CAPACITY_ELEMENTS if cells is not None else None
+    return KernelCost(stages, total, steady, average, useful_macs, cells, use)
+
+
+def estimate(
+    dtype: str,
+    lane: Mapping,
+    time: Mapping,
+    outer_time: Mapping,
+    outer_packet: Mapping,
+    outer: OuterParams,
+    *,
+    packet_params: PacketParams | None = None,
+    time_out: Mapping | None = None,
+    time_params: TimeParams | None = None,
+    lane_time: Mapping | None = None,
+    lane_params: LaneParams | None = None,
+) -> KernelCost:
+    """The estimate of a chain given stage by stage; later stages are optional, in pipeline order.
+
+    ``time`` is the collect stream's Time, ``outer_time``/``outer_packet`` the OutTime and OutPacket
+    of ``contract_outer``, ``time_out`` that of ``contract_time`` and ``lane_time`` that of
+    ``contract_lane``; the params are what the verifiers returned for those stages.
+    """
+    stages = [outer_cost(dtype, lane, time, outer_time, outer_packet, outer)]
+    if packet_params is not None:
+        stages.append(packet_cost(dtype, lane, outer_time, packet_params))
+    if time_params is not None and time_out is not None:
+        stages.append(time_cost(outer_time, time_out, time_params))
+    if lane_params is not None and lane_time is not None:
+        stages.append(lane_cost(lane_time, lane_params))
+    useful = live_cells(outer_packet) * live_cells(lane) * outer_time.size
+    return combine(tuple(stages), useful, lane_params)
+
+
+def chain_cost(chain: ChainLike) -> KernelCost:
+    """The estimate of every stage present in ``chain``, and their total."""
+    return estimate(
+        chain.stream.dtype,
+        chain.lane,
+        chain.time,
+        chain.outer_time,
+        chain.outer_packet,
+        chain.outer,
+        packet_params=chain.packet_params,
+        time_out=chain.time_out,
+        time_params=chain.time_params,
+        lane_time=chain.lane_time,
+        lane_params=chain.lane_params,
+    )
+
+
+def _s(n: int) -> str:
+    return "" if n == 1 else "s"
+
+
+def describe(cost: KernelCost) -> str:
+    """A short multi-line text of the estimate (used by ``.explain()`` and the command line)."""
+    lines = []
+    for stage in cost.stages:
+        util = "" if stage.mac_utilisation is None else f", utilisation {100 * stage.mac_utilisation:.1f}%"
+        lines.append(f"{stage.stage}: {stage.cycles} cycles + {stage.latency} latency{util}")
+        lines += [f"    {note}" for note in stage.notes]
+    lines.append(
+        f"total: {cost.total_cycles} cycles per slice, MAC utilisation {100 * cost.mac_utilisation:.1f}% "
+        f"(steady) / {100 * cost.average_utilisation:.1f}% (average)"
+    )
+    if cost.accumulator_use is not None:
+        lines.append(f"accumulator: {cost.accumulator_cells} cells ({100 * cost.accumulator_use:.1f}%)")
+    return "\n".join(lines)

@@ -1,0 +1,168 @@
+"""The cost model's documented cases: PackSize, tree latency, Lane/8, accumulator use."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import parse
+from tcpdsl.cost import (
+    KernelCost,
+    StageCost,
+    describe,
+    estimate,
+    live_cells,
+    macs_per_lane,
+    tree_latency,
+)
+from tcpdsl.errors import DtypeError
+from tcpdsl.verify import (
+    LaneMode,
+    verify_contract_lane,
+    verify_contract_outer,
+    verify_contract_packet,
+    verify_contract_time,
+)
+
+MATMUL_AXES = {"A": 32, "B": 32, "C": 8}
+K_IN_TIME_AXES = {"V": 32, "M": 32, "N": 8, "K": 32}
+
+
+def chain(
+    sizes: dict[str, int],
+    dtype: str,
+    stream: tuple[str, str],
+    trf: tuple[str, str],
+    outer: tuple[str, str],
+    packet: str,
+    time: str,
+    lane: tuple[str, str],
+    mode: LaneMode = LaneMode.INTERLEAVED,
+) -> KernelCost:
+    """Verify a whole chain stage by stage and estimate it, as the runtime does."""
+
+    def p(text: str) -> Mapping:
+        return parse(text, sizes)
+
+    s_time, s_packet = p(stream[0]), p(stream[1])
+    lane_m, element = p(trf[0]), p(trf[1])
+    o_time, o_packet = p(outer[0]), p(outer[1])
+    outer_params = verify_contract_outer(dtype, dtype, s_time, s_packet, lane_m, element, o_time, o_packet)
+    packet_params = verify_contract_packet(dtype, o_packet, p(packet))
+    time_params = verify_contract_time(o_time, p(time))
+    lane_params = verify_contract_lane(lane_m, p(time), p(packet), p(lane[0]), p(lane[1]), o_time, mode)
+    return estimate(
+        dtype, lane_m, s_time, o_time, o_packet, outer_params,
+        packet_params=packet_params, time_out=p(time), time_params=time_params,
+        lane_time=p(lane[0]), lane_params=lane_params,
+    )
+
+
+def matmul(pack: int, lanes: int = 8) -> KernelCost:
+    """The Packet Reducer chapter's matmul, with OutPacket of one (PackSize 1) or two flits."""
+    outer = ("A", "B") if pack == 2 else ("A, B / 16", "B % 16")
+    sizes = {**MATMUL_AXES, "C": lanes}
+    out_packet = "C" if lanes == 8 else "C # 8"
+    return chain(sizes, "bf16", ("A, B / 16", "B % 16"), ("C", "B"), outer, "1", "A", ("A", out_packet))
+
+
+def stage(cost: KernelCost, name: str) -> StageCost:
+    return next(s for s in cost.stages if s.stage == name)
+
+
+def test_pack_size_two_fills_every_mac() -> None:
+    cost = matmul(pack=2)
+    assert stage(cost, "contract_outer").mac_utilisation == 1.0
+    assert cost.mac_utilisation == 1.0
+
+
+def test_pack_size_one_halves_the_throughput() -> None:
+    full, half = matmul(pack=2), matmul(pack=1)
+    assert half.mac_utilisation == full.mac_utilisation / 2
+    # the same multiplies take twice the packets, so the Multiplier streams twice as long
+    assert stage(half, "contract_outer").cycles == 2 * stage(full, "contract_outer").cycles
+    assert half.useful_macs == full.useful_macs
+    assert stage(half, "contract_time").notes[0] == "reduces B: 2 packets accumulate into each of 32 Time slots"
+    assert any("PackSize 1" in note for note in stage(half, "contract_outer").notes)
+
+
+def test_k_in_time_uses_one_thirty_second_of_the_macs() -> None:
+    cost = chain(
+        K_IN_TIME_AXES, "bf16", ("V / 16, K", "1 # 16"), ("N", "K"), ("V / 16, K", "1 # 16"),
+        "1", "V / 16", ("V / 16", "N"),
+    )
+    assert Fraction(cost.mac_utilisation).limit_denominator() == Fraction(1, 32)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "depth", "macs"),
+    [("bf16", 5, 32), ("i8", 6, 64), ("i9", 6, 64), ("f8e4m3", 6, 64), ("f8e5m2", 6, 64), ("i4", 7, 128), ("i5", 7, 128)],
+)
+def test_tree_latency_by_dtype(dtype: str, depth: int, macs: int) -> None:
+    assert tree_latency(dtype) == depth
+    assert macs_per_lane(dtype) == macs
+    assert 2**depth == macs  # the latency is the depth of a full tree over one 64 B packet
+
+
+def test_packet_stage_adds_the_tree_latency_to_the_total() -> None:
+    cost = matmul(pack=2)
+    packet = stage(cost, "contract_packet")
+    assert (packet.latency, packet.cycles) == (5, 64)
+    assert any("tree depth 5" in note for note in packet.notes)
+    lane = stage(cost, "contract_lane")
+    # A x C outputs: the accumulator holds one [C # 8] slot of 8 cells, drained in one flit
+    assert (lane.cycles, lane.latency) == (32, 1)
+    assert cost.total_cycles == 64 + 5 + 0 + 1
+
+
+@given(st.sampled_from([1, 2, 4, 8]))
+def test_throughput_scales_with_lane_over_eight(lanes: int) -> None:
+    cost = matmul(pack=2, lanes=lanes)
+    assert cost.mac_utilisation == lanes / 8
+    assert stage(cost, "contract_packet").mac_utilisation == lanes / 8
+
+
+def test_accumulator_use_of_the_sequential_time_reducer_example() -> None:
+    # time-reducer.md reduce_b: Sequential, InnerTime 8 -> 1 * 8 * 32 = 256 of 1024 cells
+    cost = chain(
+        {"A": 2048, "B": 32}, "bf16", ("B / 16, A % 8", "B % 16"), ("1", "B"), ("B / 16, A % 8", "B % 16"),
+        "1", "A % 8", ("A % 8", "1 # 8"), LaneMode.SEQUENTIAL,
+    )
+    assert (cost.accumulator_cells, cost.accumulator_use) == (256, 0.25)
+    time = stage(cost, "contract_time")
+    assert time.notes[0] == "reduces B: 2 packets accumulate into each of 8 Time slots"
+    assert stage(cost, "contract_lane").latency == 256 // 8
+
+
+def test_estimate_without_later_stages_has_no_accumulator_figures() -> None:
+    sizes = MATMUL_AXES
+    p = lambda text: parse(text, sizes)  # noqa: E731
+    params = verify_contract_outer("bf16", "bf16", p("A, B / 16"), p("B % 16"), p("C"), p("B"), p("A"), p("B"))
+    cost = estimate("bf16", p("C"), p("A, B / 16"), p("A"), p("B"), params)
+    assert [s.stage for s in cost.stages] == ["contract_outer"]
+    assert cost.accumulator_use is None and cost.accumulator_cells is None
+    assert cost.total_cycles == 64
+
+
+def test_live_cells_skips_padding_but_counts_broadcast() -> None:
+    assert live_cells(parse("1 # 16", {})) == 1
+    assert live_cells(parse("2 # 16", {})) == 2
+    assert live_cells(parse("A # 16", {"A": 5})) == 5
+
+
+def test_unknown_dtype_is_a_dtype_error() -> None:
+    with pytest.raises(DtypeError) as info:
+        tree_latency("f64")
+    assert (info.value.stage, info.value.rule) == ("cost", "UnknownDtype")
+
+
+def test_describe_names_every_stage_and_the_total() -> None:
+    text = describe(matmul(pack=2))
+    for name in ("contract_outer", "contract_packet", "contract_time", "contract_lane"):
+        assert f"{name}: " in text
+    assert "total: 70 cycles per slice, MAC utilisation 100.0% (steady)" in text
+    assert "accumulator: 8 cells (0.8%)" in text
