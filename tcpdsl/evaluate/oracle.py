@@ -1,0 +1,171 @@
+"""An independent numpy oracle for contraction results.
+
+It works on logical tensors only: multiply the stream and the weight (broadcasting each over the
+axes it lacks), sum every axis absent from the output, and replicate over output axes that neither
+operand has. Floats are computed in float64 and integers in int64, wrapped to i32 at the end the way
+the accumulator wraps. It shares no code with the evaluators, so it can catch their mistakes.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping as MappingABC
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.logical import Tensor, axis_names
+from tcpdsl.tensors.placement import held
+from tcpdsl.tensors.types import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
+
+Array = npt.NDArray[Any]
+_STAGE = "oracle"
+_RESULTS = (ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor)
+
+
+def _exact(tensor: Tensor) -> tuple[Array, bool]:
+    """The values as float64 or int64, and whether they are integers."""
+    values = tensor.values
+    if values.dtype.kind in "iub" or values.dtype.name == "int4":
+        return values.astype(np.int64), True
+    return values.astype(np.float64), False
+
+
+def _wrap_i32(values: Array) -> Array:
+    return (((values + 2**31) % 2**32) - 2**31).astype(np.int32)
+
+
+def einsum_oracle(
+    stream: Tensor,
+    weight: Tensor,
+    out_axes: str | Sequence[str] | MappingABC[str, int],
+    *,
+    magnitude: bool = False,
+) -> Array:
+    """``out[o] = sum over the other axes of stream * weight``, in float64 (int64 wrapped to i32 for ints).
+
+    ``out_axes`` orders the result; an axis in neither operand needs its size, so pass a
+    ``{name: size}`` mapping for those. ``magnitude=True`` sums ``|stream| * |weight|`` instead,
+    the scale a floating-point error bound is relative to.
+    """
+    if isinstance(out_axes, MappingABC):
+        out_sizes = dict(out_axes)
+        names = tuple(out_sizes)
+    else:
+        names = axis_names(out_axes)
+        out_sizes = {}
+    sizes = {**weight.sizes, **stream.sizes}
+    for a in names:
+        if a in sizes and a in out_sizes and sizes[a] != out_sizes[a]:
+            raise LayoutError(_STAGE, "AxisSize", f"axis {a} has size {sizes[a]} in the operands but {out_sizes[a]} in the output")
+        if a not in sizes and a not in out_sizes:
+            raise LayoutError(_STAGE, "UnknownAxis", f"output axis {a} is in neither operand; give its size in out_axes")
+    for t in (stream, weight):
+        for a in t.axes:
+            if sizes[a] != t.sizes[a]:
+                raise LayoutError(_STAGE, "AxisSize", f"axis {a} has different sizes in the stream and the weight")
+    (lhs, lhs_int), (rhs, rhs_int) = _exact(stream), _exact(weight)
+    integer = lhs_int and rhs_int
+    if not integer:
+        lhs, rhs = lhs.astype(np.float64), rhs.astype(np.float64)
+    if magnitude:
+        lhs, rhs = np.abs(lhs), np.abs(rhs)
+    letters = {a: string.ascii_letters[i] for i, a in enumerate(dict.fromkeys((*stream.axes, *weight.axes, *names)))}
+    carried = [a for a in names if a in sizes]
+    spec = (
+        "".join(letters[a] for a in stream.axes)
+        + ","
+        + "".join(letters[a] for a in weight.axes)
+        + "->"
+        + "".join(letters[a] for a in carried)
+    )
+    product = np.einsum(spec, lhs, rhs, optimize=True)
+    shape = tuple(sizes[a] if a in sizes else out_sizes[a] for a in names)
+    expanded = product.reshape(tuple(sizes[a] if a in sizes else 1 for a in names))
+    out = np.broadcast_to(expanded, shape).copy()
+    return _wrap_i32(out) if integer and not magnitude else out
+
+
+@dataclass(frozen=True)
+class OracleCheck:
+    """How a result compares with the oracle over the logical cells its layout holds."""
+
+    axes: tuple[str, ...]
+    expected: Array
+    actual: Array
+    max_error: float
+    tolerance: float
+    exact: bool
+    passed: bool
+
+
+def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | None = None) -> OracleCheck:
+    """Compare a kernel's result with the oracle.
+
+    A contraction result is compared with :func:`einsum_oracle` over its own operands (exactly for
+    integers; for floats within ``1e-5`` of the sum of product magnitudes, since the accumulator is
+    f32). Any other tensor (e.g. a TRF loaded by ``to_trf``) must equal the single logical input.
+    """
+    if isinstance(result, _RESULTS):
+        chain = result.chain
+        stream = Tensor(chain.stream.values, chain.stream.axes, sizes=_sizes(chain.stream.mapping, chain.stream.axes))
+        weight = Tensor(chain.weight.values, chain.weight.axes, sizes=_sizes(chain.weight.mapping, chain.weight.axes))
+        mapping = chain.result_mapping()
+        actual_tensor = result.to_tensor()
+        out_sizes = {a: actual_tensor.sizes[a] for a in actual_tensor.axes}
+        expected = einsum_oracle(stream, weight, out_sizes)
+        scale = einsum_oracle(stream, weight, out_sizes, magnitude=True)
+        covered = held(mapping, actual_tensor.axes)
+        return _compare(actual_tensor, expected, scale, covered)
+    to_tensor = getattr(result, "to_tensor", None)
+    if to_tensor is None:
+        raise LayoutError(_STAGE, "NotATensor", f"cannot check a {type(result).__name__} against the oracle")
+    actual_tensor = to_tensor()
+    inputs = list(logical.values()) if isinstance(logical, MappingABC) else list(logical or [])
+    if len(inputs) != 1 or sorted(inputs[0].axes) != sorted(actual_tensor.axes):
+        raise LayoutError(_STAGE, "NoOracle", "a result that is not a contraction is compared with its one logical input")
+    source = inputs[0]
+    expected = np.asarray(source.to_numpy(actual_tensor.axes))
+    everywhere = np.ones(expected.shape, dtype=np.bool_)
+    return _compare(actual_tensor, expected, np.abs(expected.astype(np.float64)), everywhere)
+
+
+def _sizes(mapping: Any, axes: tuple[str, ...]) -> dict[str, int]:
+    sizes: dict[str, int] = mapping.axis_sizes()
+    return {a: sizes[a] for a in axes}
+
+
+def _compare(actual_tensor: Tensor, expected: Array, scale: Array, held: Array) -> OracleCheck:
+    actual = np.asarray(actual_tensor.values)
+    exact = actual.dtype.kind in "iu"
+    if exact:
+        error = np.abs(actual.astype(np.int64) - expected.astype(np.int64))
+        max_error = float(error[held].max(initial=0))
+        tolerance = 0.0
+        passed = max_error == 0.0
+    else:
+        diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        bound = 1e-5 * scale + 1e-30
+        max_error = float(diff[held].max(initial=0.0))
+        tolerance = float(bound[held].max(initial=0.0))
+        passed = bool(np.all(diff[held] <= bound[held]))
+    return OracleCheck(actual_tensor.axes, expected, actual, max_error, tolerance, exact, passed)
+
+
+def demo(fn: Any, seed: int = 0) -> bool:
+    """Run the kernel ``fn`` on random inputs, print its explanation and the oracle verdict."""
+    from tcpdsl.tensors.kernel_spec import random_case
+
+    case = random_case(fn, seed)
+    result = fn(**case.inputs)
+    explain = getattr(result, "explain", None)
+    if explain is not None:
+        print(explain())
+    verdict = check(result, case.logical)
+    status = "PASS" if verdict.passed else "FAIL"
+    print(f"oracle: max error {verdict.max_error:.3g} (tolerance {verdict.tolerance:.3g}) {status}")
+    return verdict.passed

@@ -1,0 +1,202 @@
+"""Run-time subscription of the tensor classes: ``CollectTensor[bf16, Chip, ...]`` as a checkable hint.
+
+Subscribing a tensor class with concrete arguments (a scalar class per dtype parameter and a
+mapping per layout parameter) checks the constructor constraints at once and returns a cached
+*specialised class*. Its metaclass answers ``isinstance`` by comparing dtype and layouts, and
+explains a mismatch through ``__instancecheck_str__``, which beartype appends to its violation
+message. Calling the specialised class builds a tensor of exactly that type.
+"""
+
+from __future__ import annotations
+
+import sys
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass
+from types import FrameType
+from typing import TYPE_CHECKING, Any, ClassVar, Final
+
+from tcpdsl.algebra.nodes import Mapping, Symbol
+from tcpdsl.algebra.scope import parse
+from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.tensors.scalars import Scalar, scalar
+
+
+@dataclass(frozen=True)
+class Family:
+    """The shape of one tensor class: its name, parameter names, and how many lead with a dtype."""
+
+    name: str
+    params: tuple[str, ...]
+    dtypes: int
+    check: Callable[[tuple[type[Scalar], ...], tuple[Mapping, ...]], None]
+
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        return self.params[self.dtypes :]
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A concrete tensor type: a family with its dtypes and layouts."""
+
+    family: Family
+    dtypes: tuple[type[Scalar], ...]
+    layouts: tuple[Mapping, ...]
+
+    def layout(self, name: str) -> Mapping:
+        return self.layouts[self.family.layouts.index(name)]
+
+    def text(self) -> str:
+        args = [d.name for d in self.dtypes] + [f'm["{m}"]' for m in self.layouts]
+        return f"{self.family.name}[{', '.join(args)}]"
+
+
+class Specialised(type):
+    """Metaclass of the specialised tensor classes returned by subscription."""
+
+    __tcp_spec__: Spec
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        return _mismatch(cls.__tcp_spec__, instance) is None
+
+    def __instancecheck_str__(cls, instance: object) -> str:
+        return _mismatch(cls.__tcp_spec__, instance) or ""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.__tcp_build__(cls.__tcp_spec__, *args, **kwargs)  # type: ignore[attr-defined]
+
+    def __repr__(cls) -> str:
+        return cls.__tcp_spec__.text()
+
+
+def spec_of(instance: object) -> Spec | None:
+    """The concrete type of a tensor instance (None for anything else)."""
+    found = getattr(type(instance), "__tcp_family__", None)
+    if not isinstance(found, Family):
+        return None
+    spec = getattr(instance, "_spec", None)
+    return spec if isinstance(spec, Spec) else None
+
+
+def _mismatch(expected: Spec, instance: object) -> str | None:
+    actual = spec_of(instance)
+    family = expected.family
+    if actual is None:
+        return f"it is not a {family.name} at all (got {type(instance).__name__})"
+    if actual.family is not family:
+        return f"it is a {actual.family.name}, not a {family.name}"
+    for name, want, got in zip(family.params, expected.dtypes, actual.dtypes):
+        if want is not got:
+            return f"its dtype {name} is {got.name}, but the declared {name} is {want.name}"
+    for name, want_m, got_m in zip(family.layouts, expected.layouts, actual.layouts):
+        if want_m != got_m:
+            return f'its {name} layout m["{got_m}"] differs from the declared m["{want_m}"]'
+    return None
+
+
+_SPECIALISED: dict[tuple[object, ...], type] = {}
+_GENERIC_MARKERS: Final = (typing.TypeVar, typing.ForwardRef)
+
+
+def _is_typing_form(value: object) -> bool:
+    if isinstance(value, _GENERIC_MARKERS) or value is Any:
+        return True
+    return type(value).__module__ == "typing" and typing.get_origin(value) is not typing.Literal
+
+
+def _literal_text(value: object) -> str | None:
+    if typing.get_origin(value) is typing.Literal:
+        args = typing.get_args(value)
+        if len(args) == 1 and isinstance(args[0], str):
+            return args[0]
+    return None
+
+
+def scope_sizes(frame: FrameType) -> tuple[dict[str, int], dict[str, Mapping | int]]:
+    """Axis sizes and escape values visible in ``frame`` (locals shadow globals)."""
+    names = {**frame.f_globals, **frame.f_locals}
+    sizes = {k: v.n for k, v in names.items() if isinstance(v, Symbol) and v.name == k}
+    env: dict[str, Mapping | int] = {
+        k: v for k, v in names.items() if isinstance(v, Mapping) or (isinstance(v, int) and not isinstance(v, bool))
+    }
+    return sizes, env
+
+
+def as_mapping(value: object, stage: str, what: str, frame: FrameType) -> Mapping:
+    """A mapping argument: a ``Mapping``, or text parsed with the axes visible in ``frame``."""
+    text = value if isinstance(value, str) else _literal_text(value)
+    if isinstance(value, Mapping):
+        return value
+    if text is not None:
+        sizes, env = scope_sizes(frame)
+        return parse(text, sizes, env)
+    raise LayoutError(
+        stage,
+        "NotAMapping",
+        f"{what} must be a mapping such as m[\"A, B / 16\"], got {type(value).__name__} {value!r}",
+        hint="write the layout with m[\"...\"] or a module-level alias of one",
+    )
+
+
+def subscribe(cls: type, params: object) -> object:
+    """``cls[params]``: a specialised class for concrete arguments; a ``Generic`` alias for type variables."""
+    frame = sys._getframe(1)
+    family: Family = cls.__tcp_family__  # type: ignore[attr-defined]
+    args = params if isinstance(params, tuple) else (params,)
+    if len(args) != len(family.params):
+        raise LayoutError(
+            family.name,
+            "TypeArguments",
+            f"{family.name} takes {len(family.params)} type arguments [{', '.join(family.params)}], got {len(args)}",
+        )
+    if any(_is_typing_form(a) for a in args):
+        generic = super(Subscriptable, cls).__class_getitem__  # type: ignore[misc]
+        return generic(tuple(_as_type_argument(a) for a in args))
+    dtypes = tuple(_as_dtype(family, name, a) for name, a in zip(family.params, args[: family.dtypes]))
+    layouts = tuple(
+        as_mapping(a, family.name, f"the {name} argument", frame) for name, a in zip(family.layouts, args[family.dtypes :])
+    )
+    key = (family.name, dtypes, layouts)
+    found = _SPECIALISED.get(key)
+    if found is None:
+        family.check(dtypes, layouts)
+        spec = Spec(family, dtypes, layouts)
+        found = Specialised(
+            family.name,
+            (cls,),
+            {"__tcp_spec__": spec, "__qualname__": spec.text(), "__module__": "tcpdsl", "__slots__": ()},
+        )
+        _SPECIALISED[key] = found
+    return found
+
+
+def _as_type_argument(value: object) -> object:
+    """What ``Generic`` accepts in place of a run-time mapping: its canonical text as a Literal."""
+    if isinstance(value, Mapping):
+        return typing.Literal[str(value)]
+    if isinstance(value, str):
+        return typing.Literal[value]
+    return value
+
+
+def _as_dtype(family: Family, name: str, value: object) -> type[Scalar]:
+    if isinstance(value, type) and issubclass(value, Scalar) and value is not Scalar:
+        return value
+    if isinstance(value, str):
+        return scalar(value)
+    raise DtypeError(
+        family.name,
+        "NotADtype",
+        f"the {name} argument of {family.name} must be a scalar type such as tcp.bf16, got {value!r}",
+    )
+
+
+class Subscriptable:
+    """Base of the tensor classes: records the family that subscription specialises."""
+
+    __tcp_family__: ClassVar[Family]
+    __slots__ = ()
+
+    if not TYPE_CHECKING:
+        __class_getitem__ = classmethod(subscribe)

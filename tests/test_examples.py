@@ -1,0 +1,96 @@
+"""Every kernel example runs on random data under both evaluators and agrees with the oracle."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import pytest
+
+import tcpdsl as tcp
+import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
+from tcpdsl.evaluate.oracle import check
+from tcpdsl.tensors.kernel_spec import kernels_in, random_case
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+KERNEL_EXAMPLES = [
+    "bmatmul_k_in_time",
+    "bmatmul_m_in_time",
+    "bmatmul_v_in_time",
+    "dot_product",
+    "gemm",
+    "gemv",
+    "lane_interleaved",
+    "lane_sequential",
+    "matmul",
+    "reduce_b",
+    "stream_adapter",
+    "trf_load_i8",
+    "trf_sequencer_full_read",
+    "trf_sequencer_partial_read",
+]
+# Outer-only doc examples stop at contract_outer.
+OUTER_ONLY = {"stream_adapter", "trf_sequencer_full_read", "trf_sequencer_partial_read"}
+
+
+def _load(name: str) -> types.ModuleType:
+    found = sys.modules.get(f"examples_{name}")
+    if found is not None:
+        return found
+    spec = importlib.util.spec_from_file_location(f"examples_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", KERNEL_EXAMPLES)
+def test_example_is_documented_and_defines_one_kernel(name: str) -> None:
+    module = _load(name)
+    assert module.__doc__ and len(module.__doc__.strip()) > 80
+    kernels = kernels_in(module)
+    assert [k.name for k in kernels] == [name]
+    kernel = kernels[0]
+    assert kernel.params, "a kernel example takes tensors"
+    returns = getattr(kernel.returns, "__tcp_spec__", None)
+    assert returns is not None, "the result is annotated with a tensor type"
+    if name in OUTER_ONLY:
+        assert returns.family.name == "ContractOuterTensor"
+
+
+@pytest.mark.parametrize("evaluator", ["fused", "simulate"])
+@pytest.mark.parametrize("name", KERNEL_EXAMPLES)
+def test_example_agrees_with_the_oracle(name: str, evaluator: str) -> None:
+    (kernel,) = kernels_in(_load(name))
+    case = random_case(kernel, seed=2024)
+    with tcp.evaluator(evaluator):
+        result = kernel.function(**case.inputs)
+        verdict = check(result, case.logical)
+    assert verdict.passed, f"max error {verdict.max_error} > tolerance {verdict.tolerance}"
+    if verdict.exact:
+        assert verdict.max_error == 0
+
+
+def test_examples_type_check_strictly_without_the_plugin() -> None:
+    from mypy import api
+
+    files = [str(EXAMPLES / f"{n}.py") for n in KERNEL_EXAMPLES]
+    cache = Path(tempfile.gettempdir()) / "tcpdsl-examples-mypy-cache"
+    stubs = EXAMPLES.parent / "stubs"
+    old = os.environ.get("MYPYPATH")
+    if stubs.is_dir():
+        os.environ["MYPYPATH"] = str(stubs)
+    try:
+        out, err, status = api.run(["--strict", "--cache-dir", str(cache), "--no-error-summary", *files])
+    finally:
+        if old is None:
+            os.environ.pop("MYPYPATH", None)
+        else:
+            os.environ["MYPYPATH"] = old
+    example_errors = [line for line in out.splitlines() if "examples" in line]
+    assert example_errors == [], "\n".join(example_errors)
