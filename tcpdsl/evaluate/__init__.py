@@ -1,0 +1,16 @@
+"""Evaluators of contraction chains. Importing this package registers them.
+
+* ``fused`` (the default): the fold of engine §3.4 as one BLAS-backed contraction.
+* ``simulate``: every stage on physical buffers, with Top padding poisoned.
+"""
+
+from __future__ import annotations
+
+from tcpdsl.evaluate.fused import FusedEvaluator, fold
+from tcpdsl.evaluate.simulate import SimulateEvaluator, StageBuffer, macs, trace
+from tcpdsl.tensors.backend import register
+
+register(FusedEvaluator())
+register(SimulateEvaluator())
+
+__all__ = ["FusedEvaluator", "SimulateEvaluator", "StageBuffer", "fold", "macs", "trace"]

@@ -1,0 +1,74 @@
+"""The evaluator protocol, the registry of evaluators and the selected one.
+
+The tensor layer asks :func:`get` for an evaluator and never imports the evaluators themselves
+(imports point downward); they register themselves when ``tcpdsl.evaluate`` is imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Final, Protocol
+
+import numpy.typing as npt
+
+from tcpdsl.errors import TcpError
+from tcpdsl.tensors.carrier import Chain
+
+DEFAULT: Final = "fused"
+
+
+class UnknownEvaluatorError(TcpError, LookupError):
+    """An evaluator name nobody registered."""
+
+    def __init__(self, name: str, known: list[str]) -> None:
+        self.name = name
+        self.known = known
+        listed = ", ".join(known) if known else "none (import tcpdsl.evaluate to register them)"
+        super().__init__(f"unknown evaluator {name!r}; registered evaluators: {listed}")
+
+
+class Evaluator(Protocol):
+    """Turns a chain into the physical buffer of its last stage.
+
+    ``run`` returns a 1-D array over ``chain.result_mapping().size`` cells in the accumulator's
+    numpy dtype, with every padding cell 0.
+    """
+
+    name: str
+
+    def run(self, chain: Chain) -> npt.NDArray[Any]: ...
+
+
+_REGISTRY: dict[str, Evaluator] = {}
+_SELECTED: ContextVar[str] = ContextVar("tcpdsl_evaluator", default=DEFAULT)
+
+
+def register(evaluator: Evaluator) -> None:
+    """Make ``evaluator`` available under ``evaluator.name`` (a later registration replaces it)."""
+    _REGISTRY[evaluator.name] = evaluator
+
+
+def names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get(name: str | None = None) -> Evaluator:
+    """The evaluator called ``name``, or the selected one (``"fused"`` unless :func:`using` says otherwise)."""
+    wanted = _SELECTED.get() if name is None else name
+    found = _REGISTRY.get(wanted)
+    if found is None:
+        raise UnknownEvaluatorError(wanted, names())
+    return found
+
+
+@contextmanager
+def using(name: str) -> Iterator[Evaluator]:
+    """Select the evaluator ``name`` for the duration of the ``with`` block (per context)."""
+    evaluator = get(name)
+    token = _SELECTED.set(name)
+    try:
+        yield evaluator
+    finally:
+        _SELECTED.reset(token)

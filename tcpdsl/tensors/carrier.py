@@ -1,0 +1,136 @@
+"""The lazy product of a contraction chain: what the stage methods build and an evaluator consumes.
+
+Nothing is multiplied or summed while the chain is built; each stage only records its mappings and
+the parameters its verifier derived. An evaluator turns a :class:`Chain` into the physical buffer
+of the last stage present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.verify.lane_mode import LaneMode
+from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+
+
+@dataclass(frozen=True, eq=False)
+class Operand:
+    """One side of the multiplier.
+
+    ``values`` is the logical tensor stored in the operand dtype's numpy dtype, one dimension per
+    name of ``axes``; ``mapping`` is the full physical mapping: ``[Chip, Cluster, Slice, Time,
+    Packet]`` for the stream, ``[Chip, Cluster, Slice, Lane, Element]`` for the TRF.
+    """
+
+    values: npt.NDArray[Any]
+    axes: tuple[str, ...]
+    dtype: str
+    mapping: Mapping
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(int(n) for n in np.shape(self.values))
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """Everything the evaluators need; every parameter comes from the stage verifiers.
+
+    Stages after Outer are ``None`` until that stage has been called.
+    """
+
+    stream: Operand
+    weight: Operand
+    acc: str
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    lane: Mapping
+    time: Mapping
+    packet: Mapping
+    element: Mapping
+    outer_time: Mapping
+    outer_packet: Mapping
+    outer: OuterParams
+    packet_out: Mapping | None = None
+    packet_params: PacketParams | None = None
+    time_out: Mapping | None = None
+    time_params: TimeParams | None = None
+    lane_time: Mapping | None = None
+    lane_packet: Mapping | None = None
+    mode: LaneMode | None = None
+    lane_params: LaneParams | None = None
+
+    @property
+    def prefix(self) -> Mapping:
+        """``[Chip, Cluster, Slice]``, the spatial part shared by every stage."""
+        return pairs([self.chip, self.cluster, self.slice])
+
+    @property
+    def stage(self) -> str:
+        """The last stage present."""
+        if self.lane_time is not None:
+            return "contract_lane"
+        if self.time_out is not None:
+            return "contract_time"
+        if self.packet_out is not None:
+            return "contract_packet"
+        return "contract_outer"
+
+    def pre_reduce(self) -> Mapping:
+        """``[Chip, Cluster, Slice, Lane, OutTime, OutPacket]`` of Outer: the unreduced product."""
+        return pairs([self.chip, self.cluster, self.slice, self.lane, self.outer_time, self.outer_packet])
+
+    def after_packet(self) -> Mapping:
+        """``[Chip, Cluster, Slice, Lane, OutTime, OutPacket2]``: the Packet Reducer's output."""
+        packet = self.packet_out if self.packet_out is not None else self.outer_packet
+        return pairs([self.chip, self.cluster, self.slice, self.lane, self.outer_time, packet])
+
+    def reduced(self) -> Mapping:
+        """``[Chip, Cluster, Slice, Lane, OutTime2, OutPacket2]``: the Time Reducer's output."""
+        packet = self.packet_out if self.packet_out is not None else self.outer_packet
+        time = self.time_out if self.time_out is not None else self.outer_time
+        return pairs([self.chip, self.cluster, self.slice, self.lane, time, packet])
+
+    def final(self) -> Mapping:
+        """``[Chip, Cluster, Slice, OutTime3, OutPacket3]``: the Lane Folder's output."""
+        if self.lane_time is None or self.lane_packet is None:
+            return self.reduced()
+        return pairs([self.chip, self.cluster, self.slice, self.lane_time, self.lane_packet])
+
+    def result_mapping(self) -> Mapping:
+        """The mapping of the last stage present."""
+        stage = self.stage
+        if stage == "contract_lane":
+            return self.final()
+        if stage == "contract_time":
+            return self.reduced()
+        if stage == "contract_packet":
+            return self.after_packet()
+        return self.pre_reduce()
+
+    def part(self, stage: str | None = None) -> Mapping:
+        """A stage's mapping without ``[Chip, Cluster, Slice]`` (default: the last stage present)."""
+        stage = self.stage if stage is None else stage
+        packet = self.packet_out if self.packet_out is not None else self.outer_packet
+        time = self.time_out if self.time_out is not None else self.outer_time
+        if stage == "contract_lane" and self.lane_time is not None and self.lane_packet is not None:
+            return pairs([self.lane_time, self.lane_packet])
+        if stage == "contract_time":
+            return pairs([self.lane, time, packet])
+        if stage == "contract_packet":
+            return pairs([self.lane, self.outer_time, packet])
+        return pairs([self.lane, self.outer_time, self.outer_packet])
+
+    def fold_mapping(self) -> Mapping:
+        """The mapping the fold sums into: the last reduction present (the Lane Folder only moves cells)."""
+        return self.reduced() if self.stage == "contract_lane" else self.result_mapping()
+
+    def with_stage(self, **changes: Any) -> Chain:
+        """A copy with the given stage fields set (used by the stage methods)."""
+        return replace(self, **changes)

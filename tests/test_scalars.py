@@ -1,0 +1,204 @@
+"""RNGD scalar casts: narrowing, widening and their round trips (engine §3.2, §3.6, §4.11)."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tcpdsl.errors import DtypeError
+from tcpdsl.tensors.scalars import (
+    Scalar,
+    bf16,
+    cast,
+    f8e4m3,
+    f8e5m2,
+    f32,
+    i4,
+    i5,
+    i8,
+    i9,
+    i32,
+    poison,
+    scalar,
+    widen,
+)
+
+
+def bits16(x: np.ndarray) -> list[int]:
+    return [int(v) for v in np.asarray(x).view(np.uint16).ravel()]
+
+
+@pytest.mark.parametrize(
+    ("cls", "name", "bits", "numpy", "is_float"),
+    [
+        (i4, "i4", 4, ml_dtypes.int4, False),
+        (i5, "i5", 4, np.int8, False),
+        (i8, "i8", 8, np.int8, False),
+        (i9, "i9", 8, np.int16, False),
+        (f8e4m3, "f8e4m3", 8, ml_dtypes.float8_e4m3fn, True),
+        (f8e5m2, "f8e5m2", 8, ml_dtypes.float8_e5m2, True),
+        (bf16, "bf16", 16, ml_dtypes.bfloat16, True),
+        (i32, "i32", 32, np.int32, False),
+        (f32, "f32", 32, np.float32, True),
+    ],
+)
+def test_scalar_tags(cls: type[Scalar], name: str, bits: int, numpy: type, is_float: bool) -> None:
+    assert (cls.name, cls.bits, cls.numpy, cls.is_float) == (name, bits, np.dtype(numpy), is_float)
+    assert scalar(name) is cls
+
+
+def test_unknown_scalar_lists_the_known_ones() -> None:
+    with pytest.raises(DtypeError, match="unknown scalar type 'u8'") as info:
+        scalar("u8")
+    assert info.value.rule == "UnknownDtype"
+    assert "bf16" in info.value.hint
+
+
+def test_scalar_tags_are_not_values() -> None:
+    with pytest.raises(TypeError, match="scalar tag"):
+        bf16()
+
+
+def test_i4_product_widens_to_64() -> None:
+    a = widen(cast([-8], i4), i4)
+    assert a.dtype == np.int32
+    assert int((a * a)[0]) == 64
+
+
+def test_i32_accumulator_is_exactly_32_bits() -> None:
+    assert int(cast(np.int64(1 << 16) * (1 << 16), i32)) == 0
+    assert int(cast(2**31, i32)) == -(2**31)
+    assert int(cast(2**31 - 1 + 2, i32)) == -(2**31) + 1
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [(1 + 2**-8, 1.0), (1 + 1.5 * 2**-7, 1 + 2**-6), (1 + 0.75 * 2**-7, 1 + 2**-7)],
+)
+def test_bf16_narrowing_ties_to_even(value: float, expected: float) -> None:
+    got = cast(np.array([value], dtype=np.float32), bf16)
+    assert got.dtype == bf16.numpy
+    assert float(got[0]) == expected
+
+
+def test_bf16_flushes_subnormals_to_signed_zero() -> None:
+    got = cast(np.array([1e-39, -1e-39, 2.0**-130, -(2.0**-127)], dtype=np.float32), bf16)
+    assert bits16(got) == [0x0000, 0x8000, 0x0000, 0x8000]
+
+
+def test_bf16_nan_is_canonical() -> None:
+    nans = np.array([0x7FC00001, 0xFFC00000, 0x7F800001], dtype=np.uint32).view(np.float32)
+    assert bits16(cast(nans, bf16)) == [0x7FC0] * 3
+
+
+def test_bf16_overflow_rounds_to_infinity() -> None:
+    got = cast(np.array([3.4e38, -3.4e38], dtype=np.float32), bf16)
+    assert [float(v) for v in got] == [np.inf, -np.inf]
+
+
+def test_bf16_widening_flushes_and_canonicalises() -> None:
+    stored = np.array([0x0001, 0x8001, 0x7FC1, 0xFF80, 0x3F80], dtype=np.uint16).view(ml_dtypes.bfloat16)
+    got = widen(stored, bf16)
+    assert got.dtype == np.float32
+    assert [int(v) for v in got.view(np.uint32)] == [0x00000000, 0x80000000, 0x7FC00000, 0xFF800000, 0x3F800000]
+
+
+def test_f8e4m3_saturates_at_448() -> None:
+    got = cast(np.array([448, 460, 500, 1e6, np.inf, -np.inf, -1000], dtype=np.float32), f8e4m3)
+    assert [float(v) for v in got] == [448, 448, 448, 448, 448, -448, -448]
+    assert np.isnan(float(cast(np.array([np.nan], dtype=np.float32), f8e4m3)[0]))
+
+
+def test_f8e5m2_overflows_to_infinity() -> None:
+    got = cast(np.array([1000, -1e6], dtype=np.float32), f8e5m2)
+    assert [float(v) for v in got] == [1024, -np.inf]
+
+
+@pytest.mark.parametrize(("cls", "values", "expected"), [
+    (i4, [7, 8, -9, 100], [7, -8, 7, 4]),
+    (i5, [15, 16, -17], [15, -16, 15]),
+    (i8, [127, 128, -129, 300], [127, -128, 127, 44]),
+    (i9, [255, 256, -257], [255, -256, 255]),
+])
+def test_integers_wrap_to_their_width(cls: type[Scalar], values: list[int], expected: list[int]) -> None:
+    got = cast(np.array(values), cls)
+    assert got.dtype == cls.numpy
+    assert [int(v) for v in got] == expected
+
+
+def test_float_to_integer_rounds_to_nearest_even() -> None:
+    assert [int(v) for v in cast(np.array([2.5, 3.5, -2.5, np.nan]), i8)] == [2, 4, -2, 0]
+
+
+def test_widening_sign_extends_the_value_bits() -> None:
+    assert [int(v) for v in widen(np.array([31, 16], dtype=np.int8), i5)] == [-1, -16]
+    assert [int(v) for v in widen(np.array([511, 255], dtype=np.int16), i9)] == [-1, 255]
+
+
+@pytest.mark.parametrize("cls", [i4, i5, i8, i9])
+def test_integer_narrow_widen_round_trip(cls: type[Scalar]) -> None:
+    low = -(1 << (cls.value_bits - 1))
+    values = np.arange(low, -low)
+    assert np.array_equal(widen(cast(values, cls), cls), values)
+
+
+@pytest.mark.parametrize("cls", [bf16, f8e4m3, f8e5m2])
+def test_float_narrow_widen_round_trip(cls: type[Scalar]) -> None:
+    every = np.arange(1 << cls.bits, dtype=np.uint16 if cls.bits == 16 else np.uint8).view(cls.numpy)
+    wide = widen(every, cls)
+    # Every finite non-zero value survives, except the bf16 subnormals RNGD flushes on the way in.
+    keep = np.isfinite(wide) & (wide != 0)
+    if cls is bf16:
+        keep &= np.abs(wide) >= 2.0**-126
+    assert np.array_equal(cast(wide[keep], cls), every[keep])
+
+
+@given(st.floats(min_value=2.0**-126, max_value=2.0**127, width=32), st.booleans())
+def test_bf16_cast_picks_a_nearest_neighbour(magnitude: float, negative: bool) -> None:
+    x = np.float32(-magnitude if negative else magnitude)
+    got = float(widen(cast(np.array([x]), bf16), bf16)[0])
+    bits = int(np.array([x], dtype=np.float32).view(np.uint32)[0])
+    toward_zero = np.array([bits & 0xFFFF0000], dtype=np.uint32).view(np.float32)[0]
+    away = np.array([(bits & 0xFFFF0000) + 0x10000], dtype=np.uint32).view(np.float32)[0]
+    assert got in (float(toward_zero), float(away))
+    other = float(away) if got == float(toward_zero) else float(toward_zero)
+    assert abs(got - float(x)) <= abs(other - float(x))
+
+
+@given(st.integers(min_value=-(2**40), max_value=2**40))
+def test_i32_cast_is_arithmetic_modulo_2_pow_32(value: int) -> None:
+    got = int(cast(np.array([value]), i32)[0])
+    assert (got - value) % (1 << 32) == 0
+    assert -(2**31) <= got < 2**31
+
+
+def test_poison_values() -> None:
+    assert np.isnan(float(poison(bf16)))
+    assert np.isnan(float(poison("f32")))
+    assert int(poison(i8)) == -128
+    assert int(poison(i4)) == -8
+    assert int(poison(i9)) == -256
+
+
+def test_bf16_narrowing_matches_the_rule_on_random_bit_patterns() -> None:
+    bits = np.random.default_rng(1).integers(0, 2**32, size=200_000, dtype=np.uint64).astype(np.uint32)
+    bits[:4] = [0x00000001, 0x807FFFFF, 0x007FFFFF, 0x7F7FFFFF]  # subnormals and the largest finite
+    values = bits.view(np.float32)
+    # The rule spelled out: flush subnormal inputs, round to nearest even, canonicalise NaN.
+    flushed = np.where(np.abs(values) < 2.0**-126, np.copysign(np.float32(0), values), values)
+    with np.errstate(invalid="ignore"):
+        expected = flushed.astype(ml_dtypes.bfloat16).view(np.uint16).copy()
+    expected[np.isnan(values)] = 0x7FC0
+    assert np.array_equal(cast(values, bf16).view(np.uint16), expected)
+
+
+@pytest.mark.parametrize("cls", [bf16, f32, f8e4m3, f8e5m2])
+def test_casts_leave_their_input_alone(cls: type[Scalar]) -> None:
+    values = np.array([1e-39, -1e-40, np.nan, 3.0, -np.inf], dtype=np.float32)
+    before = values.view(np.uint32).copy()
+    cast(values, cls)
+    widen(values, f32)
+    assert np.array_equal(values.view(np.uint32), before)
