@@ -18,7 +18,21 @@ class MappingSyntaxError(TcpError, ValueError):
         super().__init__(f"{reason}\n  {text}\n  {caret}")
 
 
-class LayoutError(TcpError, ValueError):
+class StageError(TcpError):
+    """An error tied to a stage and a named rule; the message says what would fix it."""
+
+    def __init__(self, stage: str, rule: str, message: str, hint: str = "") -> None:
+        self.stage = stage
+        self.rule = rule
+        self.detail = message
+        self.hint = hint
+        text = f"[{stage}] {rule}: {message}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        super().__init__(text)
+
+
+class LayoutError(StageError, ValueError):
     """A layout that breaks a rule: of the mapping algebra, a constructor, or a hardware stage.
 
     ``stage`` names the stage (``"contract_outer"``, ``"to_trf"``, ...), the tensor class for
@@ -26,26 +40,6 @@ class LayoutError(TcpError, ValueError):
     the engine specification, e.g. ``"FlitMismatch"``.
     """
 
-    def __init__(self, stage: str, rule: str, message: str, hint: str = "") -> None:
-        self.stage = stage
-        self.rule = rule
-        self.detail = message
-        self.hint = hint
-        text = f"[{stage}] {rule}: {message}"
-        if hint:
-            text += f"\n  hint: {hint}"
-        super().__init__(text)
 
-
-class DtypeError(TcpError, TypeError):
+class DtypeError(StageError, TypeError):
     """A stream/weight dtype pair that the Multiplier has no MAC for, or a dtype a stage refuses."""
-
-    def __init__(self, stage: str, rule: str, message: str, hint: str = "") -> None:
-        self.stage = stage
-        self.rule = rule
-        self.detail = message
-        self.hint = hint
-        text = f"[{stage}] {rule}: {message}"
-        if hint:
-            text += f"\n  hint: {hint}"
-        super().__init__(text)
