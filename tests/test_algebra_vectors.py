@@ -1,0 +1,419 @@
+"""Mapping-algebra vectors: cells (engine §1.5, §4.1), normalization (§1.8), split and divide (§1.9), edge cases (§1.10)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpdsl.algebra.cells import OUT_OF_BOUNDS, Cell, Index, Pad, PaddingKind
+from tcpdsl.algebra.ideal import evaluate
+from tcpdsl.algebra.nodes import IDENTITY, Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
+from tcpdsl.algebra.ops import (
+    DivideTerm,
+    divide_exact,
+    divide_terms_or_reason,
+    equivalent,
+    normalize,
+    padding_per_stride,
+    remove_padding,
+    slots_of,
+    split_at,
+)
+from tcpdsl.algebra.render import canonical_text
+from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra.slots import Digit, Rag, Slot, decode
+from tcpdsl.errors import LayoutError
+
+TOP, ZERO, BOTTOM = PaddingKind.TOP, PaddingKind.ZERO, PaddingKind.BOTTOM
+
+
+def P(text: str, **sizes: int) -> Mapping:
+    return parse(text, sizes)
+
+
+def idx(**coords: int) -> Index:
+    return Index(coords)
+
+
+def cells(m: Mapping) -> list[Cell]:
+    return [evaluate(m, i) for i in range(m.size)]
+
+
+# -- §4.1 docs vectors: cells ----------------------------------------------------------------------
+
+
+def test_single_axis_cells() -> None:
+    a = P("A", A=8)
+    assert a.size == 8
+    assert cells(a) == [idx(A=i) for i in range(8)]
+    assert evaluate(a, 8) is OUT_OF_BOUNDS
+    assert evaluate(P("A", A=4), 4) is OUT_OF_BOUNDS
+
+
+def test_pair_cells_are_row_major() -> None:
+    m = P("A, B", A=8, B=512)
+    assert m.size == 4096
+    assert evaluate(m, 0) == idx()
+    assert evaluate(m, 511) == idx(B=511)
+    assert evaluate(m, 512) == idx(A=1)
+    assert evaluate(m, 519) == idx(A=1, B=7)
+    assert all(evaluate(m, i) == idx(A=i // 512, B=i % 512) for i in range(0, 4096, 37))
+    assert evaluate(m, 4096) is OUT_OF_BOUNDS
+
+
+def test_identity_broadcast_has_one_live_cell() -> None:
+    assert evaluate(P("1"), 0) == idx()
+    assert evaluate(P("1"), 1) is OUT_OF_BOUNDS
+
+
+def test_padded_inner_axis_cells() -> None:
+    m = P("C, D # 64", C=13, D=61)
+    assert evaluate(m, 0) == idx()
+    assert evaluate(m, 60) == idx(D=60)
+    assert [evaluate(m, i) for i in (61, 62, 63)] == [Pad(TOP)] * 3
+    assert evaluate(m, 64) == idx(C=1)
+
+
+def test_resized_inner_axis_cells() -> None:
+    m = P("C, D = 2", C=2, D=3)
+    assert cells(m) == [idx(), idx(D=1), idx(C=1), idx(C=1, D=1)]
+    assert evaluate(m, 4) is OUT_OF_BOUNDS
+
+
+def test_digits_of_one_axis_add() -> None:
+    sizes = {"A": 8, "B": 512}
+    assert [evaluate(parse("B / 64", sizes), i) for i in range(8)] == [idx(B=64 * i) for i in range(8)]
+    assert evaluate(parse("B / 64", sizes), 8) is OUT_OF_BOUNDS
+    assert [evaluate(parse("B % 64", sizes), j) for j in range(64)] == [idx(B=j) for j in range(64)]
+    assert evaluate(parse("B % 64", sizes), 64) is OUT_OF_BOUNDS
+    split = parse("B / 64, B % 64", sizes)
+    assert evaluate(split, 130) == idx(B=130)
+    assert cells(split) == cells(parse("B", sizes))
+    assert evaluate(split, 512) is OUT_OF_BOUNDS
+
+
+def test_interleaved_digits() -> None:
+    m = P("B / 64, B % 32, B / 32 % 2", B=512)
+    assert evaluate(m, 67) == idx(B=97)
+    assert all(evaluate(m, 64 * i + 2 * j + k) == idx(B=64 * i + j + 32 * k)
+               for i in range(8) for j in range(32) for k in range(2))
+    assert evaluate(m, 512) is OUT_OF_BOUNDS
+
+
+def test_table_rows_and_columns() -> None:
+    m = P("B / 4, B % 4", B=16)
+    assert all(evaluate(m, 4 * r + c) == idx(B=4 * r + c) for r in range(4) for c in range(4))
+
+
+def test_escaped_splices_are_the_written_pair() -> None:
+    sizes = {"A": 8, "B": 512}
+    spliced = parse("{L}, {R}", sizes, {"L": parse("A", sizes), "R": parse("B", sizes)})
+    assert equivalent(spliced, parse("A, B", sizes))
+    assert spliced == parse("A, B", sizes)
+
+
+def test_tiling_view_shapes_normalize() -> None:
+    assert P("A, B = 2 # 512", A=8, B=512) == P("A, B % 2 # 512", A=8, B=512)
+    assert canonical_text(P("A, B / 32 = 2 # 16, B % 32", A=8, B=512)) == "A, B % 64 # 512"
+
+
+def test_modulo_overshoot_is_padding_under_ideal_semantics() -> None:
+    split = P("A # 16 / 4, A # 16 % 4", A=10)
+    assert evaluate(split, 10) == Pad(TOP)
+    assert cells(split) == cells(P("A # 16", A=10))
+    assert split == P("A # 16", A=10)
+
+
+def test_repeated_axis_keeps_type_level_sum() -> None:
+    # The same axis used twice is degenerate; its coordinates add like the type-level map.
+    assert evaluate(P("B, B", B=4), 7) == idx(B=4)
+    assert decode(slots_of(P("B, B", B=4)), 7) == idx(B=4)
+
+
+# -- §1.8 normalization table ----------------------------------------------------------------------
+
+NORMALIZATION = [
+    ("A # 4, B # 4", {"A": 2, "B": 2}, "A # 4, B # 4"),
+    ("R # 64 / 8", {"R": 3}, "1 # 8"),
+    ("R # 16 / 4, A", {"R": 3, "A": 5}, "A # 20"),
+    ("R # 64 / 8, A", {"R": 3, "A": 5}, "A # 40"),
+    ("R # 16 / 4, R # 16 % 4", {"R": 14}, "R # 16"),
+    ("A % 1", {"A": 4}, "1"),
+    ("A, 1 # 4, B", {"A": 2, "B": 3}, "A, B # 12"),
+    ("1 # 4, A", {"A": 3}, "A # 12"),
+    ("[A / 16] % 2", {"A": 64}, "A / 16 % 2"),
+    ("[A % 32] / 16", {"A": 64}, "A / 16 % 2"),
+    ("B / 2048 = 1 # 2, B % 2048", {"B": 4096}, "B % 2048 # 4096"),
+    ("A, B = 2 # 512", {"A": 4, "B": 512}, "A, B % 2 # 512"),
+    ("L1 # 256 / 32 % 4", {"L1": 192}, "L1 / 32 = 4"),
+    ("L1 # 256 / 8 % 4", {"L1": 192}, "L1 / 8 % 4"),
+    ("L1 # 256 % 8", {"L1": 192}, "L1 % 8"),
+    ("A # 4 # 16", {"A": 3}, "A # 16"),
+    ("A #{0} 4 # 16", {"A": 3}, "1 # 4, A #{0} 4"),
+    ("R # 16 / 4", {"R": 5}, "R # 8 / 4 # 4"),
+    ("[R # 16 / 4, A]", {"R": 5, "A": 5}, "R # 8 / 4 # 4, A"),
+    ("[A # 16 / 4] / 2", {"A": 5}, "1 # 2"),
+    ("X", {"X": 1}, "1"),
+    ("[1 # 2, A, B]", {"A": 3, "B": 2}, "A # 6, B"),
+    ("B / 32 = 2 # 16", {"B": 512}, "B / 32 % 2 # 16"),
+    ("B / 2048 = 1 # 2", {"B": 4096}, "1 # 2"),
+]
+
+
+@pytest.mark.parametrize(("text", "sizes", "expected"), NORMALIZATION)
+def test_normalization_table(text: str, sizes: dict[str, int], expected: str) -> None:
+    m = parse(text, sizes)
+    assert canonical_text(m) == expected
+    assert str(m) == expected
+    again = parse(expected, sizes)
+    assert again == m
+    assert normalize(again).same_structure(normalize(m))
+    assert equivalent(again, m)
+
+
+def test_ragged_digit_slot_and_cells() -> None:
+    m = P("R # 16 / 4", R=5)
+    assert slots_of(m) == (Slot(Digit("R", 5, 4, 2, Rag(1, 5, TOP)), 4, TOP),)
+    assert cells(m) == [idx(), idx(R=4), Pad(TOP), Pad(TOP)]
+    assert m == P("[1 # 2, [R # 8] / 4]", R=5)
+
+
+def test_ragged_smaller_axis_keeps_three_live_digits() -> None:
+    m = P("L1 # 256 / 32 % 4", L1=90)
+    assert cells(m) == [idx(), idx(L1=32), idx(L1=64), Pad(TOP)]
+    assert [s.count for s in slots_of(m)] == [3]
+    wide = P("L1 # 256 / 32 % 4", L1=100)
+    assert cells(wide) == [idx(L1=32 * i) for i in range(4)]
+    # The digit stays ragged: a finer digit of the same padded extent still overshoots at 100.
+    assert slots_of(wide) == (Slot(Digit("L1", 100, 32, 4, Rag(1, 100, TOP)), 4, TOP),)
+    rejoined = P("L1 # 256 / 32 % 4, L1 # 256 % 32", L1=100)
+    assert rejoined == P("L1 # 128", L1=100)
+    assert evaluate(rejoined, 100) == Pad(TOP)
+
+
+def test_composite_fallback_for_indivisible_pad() -> None:
+    m = P("[A, B] # 10", A=2, B=3)
+    assert canonical_text(m) == "(A, B) # 10"
+    assert cells(m)[6:] == [Pad(TOP)] * 4
+    assert normalize(normalize(m)).same_structure(normalize(m))
+
+
+def test_broadcast_is_not_padding() -> None:
+    assert P("4") != P("1 # 4")
+    assert cells(P("4")) == [idx()] * 4
+    assert cells(P("1 # 4")) == [idx(), Pad(TOP), Pad(TOP), Pad(TOP)]
+
+
+def test_padding_kinds_are_significant() -> None:
+    a8, z8, b8 = P("A # 8", A=4), P("A #{0} 8", A=4), P("A #{!} 8", A=4)
+    assert a8 != z8 and z8 != b8 and a8 != b8
+    assert evaluate(z8, 5) == Pad(ZERO) and evaluate(b8, 5) == Pad(BOTTOM)
+
+
+def test_padding_kind_nesting() -> None:
+    bottom4 = Padding(IDENTITY, 4, BOTTOM)
+    assert Padding(bottom4, 8, BOTTOM).normalize().same_structure(Padding(IDENTITY, 8, BOTTOM))
+    top4 = Padding(IDENTITY, 4, TOP)
+    assert Padding(top4, 8, TOP).normalize().same_structure(Padding(IDENTITY, 8, TOP))
+    mixed = Padding(bottom4, 8, TOP)
+    assert [s.kind for s in slots_of(mixed)] == [BOTTOM, TOP]
+    assert canonical_text(mixed) == "1 # 2, 1 #{!} 4"
+
+
+def test_major_padding_wins() -> None:
+    m = P("1 # 4, A #{0} 4", A=3)
+    assert evaluate(m, 3) == Pad(ZERO)
+    assert evaluate(m, 4) == Pad(TOP)
+    assert evaluate(m, 7) == Pad(TOP)
+
+
+@pytest.mark.parametrize(("text", "sizes"), [
+    ("A, B", {"A": 2, "B": 3}),
+    ("A # 4, B # 4", {"A": 2, "B": 2}),
+    ("A # 16", {"A": 8}),
+    ("B, A # 9", {"A": 4, "B": 4}),
+    ("A # 4, B # 4, C # 16, D # 4", {"A": 2, "B": 2, "C": 2, "D": 2}),
+    ("A, B # 4, [C, D] # 8", {"A": 2, "B": 2, "C": 2, "D": 2}),
+    ("A % 4", {"A": 16}),
+    ("A / 4 % 2", {"A": 16}),
+    ("1 #{!} 16", {}),
+])
+def test_round_trips(text: str, sizes: dict[str, int]) -> None:
+    m = parse(text, sizes)
+    n = normalize(m)
+    assert normalize(n).same_structure(n)
+    assert parse(str(m), sizes) == m
+    assert equivalent(n, m)
+
+
+def test_normalized_tree_is_a_right_spine() -> None:
+    n = normalize(P("A, B, C", A=2, B=3, C=5))
+    assert isinstance(n, Pair) and n.left.same_structure(Symbol("A", 2))
+    assert isinstance(n.right, Pair) and n.right.right.same_structure(Symbol("C", 5))
+    assert normalize(IDENTITY).same_structure(IDENTITY)
+
+
+# -- §1.9 split_at ---------------------------------------------------------------------------------
+
+SPLITS = [
+    ("A # 4, B # 4", {"A": 2, "B": 2}, 8, "A, B # 4", "1 # 2"),
+    ("A # 4, B, C", {"A": 2, "B": 2, "C": 2}, 8, "A, B, C", "1 # 2"),
+    ("A # 4, B # 4, C # 16, D # 4", {"A": 2, "B": 2, "C": 2, "D": 2}, 16, "C # 4, D # 4", "A # 4, B # 4, 1 # 4"),
+    ("B, A # 9", {"A": 4, "B": 4}, 4, "[B, A # 9] % 4", "[B, A # 9] / 4"),
+    ("A # 16", {"A": 8}, 4, "A % 4", "1 # 2, A / 4 % 2"),
+    ("A, B # 4, [C, D] # 8", {"A": 2, "B": 2, "C": 2, "D": 2}, 16, "B, 1 # 2, C, D", "A, 1 # 2"),
+    ("A # 16", {"A": 3}, 4, "A # 4", "1 # 4"),
+    ("1 # 64", {}, 8, "1 # 8", "1 # 8"),
+]
+
+
+@pytest.mark.parametrize(("text", "sizes", "n", "inner", "outer"), SPLITS)
+def test_split_table(text: str, sizes: dict[str, int], n: int, inner: str, outer: str) -> None:
+    m = parse(text, sizes)
+    got_outer, got_inner = split_at(m, n)
+    assert got_inner == parse(inner, sizes)
+    assert got_outer == parse(outer, sizes)
+    assert equivalent(got_outer.pair(got_inner), m)
+    assert got_outer.pair(got_inner) == m
+
+
+def test_split_pins_structure() -> None:
+    outer, inner = split_at(P("A # 16", A=8), 4)
+    assert inner.text == "A % 4" and outer.text == "A / 4 # 4"
+    outer, inner = split_at(P("B, A # 9", A=4, B=4), 4)
+    # v0.2 pins both halves as cuts of one opaque atom, so that they rejoin.
+    assert inner.text == "(B, A # 9) % 4" and outer.text == "(B, A # 9) / 4"
+    assert outer.pair(inner).normalize().same_structure(P("B, A # 9", A=4, B=4).normalize())
+
+
+def test_split_requires_a_divisor() -> None:
+    with pytest.raises(LayoutError) as caught:
+        split_at(P("A", A=6), 4)
+    assert caught.value.stage == "mapping" and caught.value.rule == "SplitIndivisible"
+    assert str(caught.value) == "[mapping] SplitIndivisible: cannot split A (size 6) at 4\n  hint: split at a divisor of 6"
+
+
+# -- remove_padding and padding_per_stride ---------------------------------------------------------
+
+
+def test_remove_padding() -> None:
+    assert remove_padding(P("B # 8, N", B=2, N=8)).same_structure(P("B, N", B=2, N=8).normalize())
+    assert remove_padding(P("1 # 16")).same_structure(IDENTITY)
+    assert remove_padding(P("1 # 2, A # 4, B # 4", A=3, B=3)).text == "A, B # 4"
+    assert remove_padding(P("A # 16", A=8)).text == "A"
+
+
+def test_padding_per_stride() -> None:
+    assert padding_per_stride(P("A # 8, B", A=4, B=2)) == {1: 2, 2: 8}
+    assert padding_per_stride(IDENTITY) == {1: 1}
+    assert P("A, B # 4", A=2, B=3).padding_per_stride() == {1: 4, 4: 2}
+
+
+# -- §1.9 divide_exact ------------------------------------------------------------------------------
+
+
+def test_divide_digit_orders_must_match() -> None:
+    with pytest.raises(LayoutError) as caught:
+        divide_exact(P("A / 4", A=16), P("A % 4", A=16))
+    assert caught.value.rule == "Indivisible" and caught.value.stage == "mapping"
+    assert caught.value.detail == "A of A % 4 does not occur as a digit of A / 4"
+
+
+def test_divide_split_digits_on_both_axes() -> None:
+    sizes = {"A": 512, "R": 15}
+    terms = divide_exact(parse("[1 # 2, A / 8, R # 16 / 4, A % 8, R # 16 % 4]", sizes), parse("[A, R # 16]", sizes))
+    assert terms == [
+        DivideTerm(128, 128, 64, ("A",)),
+        DivideTerm(32, 4, 4, ("R",)),
+        DivideTerm(4, 16, 8, ("A",)),
+        DivideTerm(1, 1, 4, ("R",)),
+    ]
+
+
+def test_divide_single_axis() -> None:
+    assert divide_exact(P("A, B", A=8, B=4), P("B", B=4)) == [DivideTerm(1, 1, 4, ("B",))]
+
+
+def test_divide_missing_axis() -> None:
+    reason = divide_terms_or_reason(P("A, B", A=8, B=4), P("C", C=2))
+    assert reason == "C of C does not occur as a digit of A, B"
+    assert isinstance(divide_terms_or_reason(P("A / 8, B", A=64, B=4), P("B, C", B=4, C=2)), str)
+
+
+def test_divide_partial_divisor_is_not_exact() -> None:
+    sizes = {"A": 16, "B": 2, "C": 3, "D": 5}
+    assert isinstance(divide_terms_or_reason(parse("A / 4, B, C", sizes), parse("B, C, D", sizes)), str)
+
+
+def test_divide_padded() -> None:
+    assert len(divide_exact(P("A # 16", A=3), P("A # 16", A=3))) == 1
+    assert divide_exact(P("A # 16", A=3), P("A", A=3)) == [DivideTerm(1, 1, 3, ("A",))]
+    assert divide_exact(P("A # 16", A=4), P("A", A=4)) == [DivideTerm(1, 1, 4, ("A",))]
+
+
+def test_divide_strides() -> None:
+    assert divide_exact(P("A, B", A=4, B=8), P("A, B", A=4, B=8)) == [
+        DivideTerm(8, 8, 4, ("A",)), DivideTerm(1, 1, 8, ("B",))]
+    assert divide_exact(P("C, A", C=5, A=4), P("A", A=4)) == [DivideTerm(1, 1, 4, ("A",))]
+    terms = divide_exact(P("A # 4, B, C # 8", A=3, B=2, C=3), P("A, C", A=3, C=3))
+    assert terms == [DivideTerm(16, 3, 3, ("A",)), DivideTerm(1, 1, 3, ("C",))]
+
+
+def test_divide_is_sorted_outermost_first() -> None:
+    sizes = {"A": 2, "B": 3, "C": 5}
+    terms = divide_exact(parse("A, B, C", sizes), parse("C, B, A", sizes))
+    assert [t.dividend_stride for t in terms] == [15, 5, 1]
+
+
+# -- node-level errors of norm -------------------------------------------------------------------
+
+
+def test_raw_growing_resize_is_refused() -> None:
+    with pytest.raises(LayoutError) as caught:
+        normalize(Resize(Symbol("A", 4), 8))
+    assert caught.value.rule == "ResizeGrows"
+    assert evaluate(Resize(Symbol("A", 4), 8), 5) is OUT_OF_BOUNDS
+
+
+def test_raw_indivisible_stride_is_refused() -> None:
+    with pytest.raises(LayoutError) as caught:
+        normalize(Stride(Symbol("A", 6), 4))
+    assert caught.value.rule == "StrideIndivisible"
+
+
+def test_raw_shrinking_pad_acts_as_resize() -> None:
+    assert normalize(Padding(Symbol("A", 8), 4)).same_structure(Modulo(Symbol("A", 8), 4))
+    assert normalize(Pair(Broadcast(2), Broadcast(3))).same_structure(Broadcast(6))
+
+
+# -- the ideal evaluator itself (engine §1.7) -----------------------------------------------------
+
+
+def test_ideal_pools_pieces_of_one_operand() -> None:
+    # Both digits address ``A # 16``: 8*1 + 3 = 11 >= 10 is the padding of that one operand.
+    m = Pair(Stride(Padding(Symbol("A", 10), 16), 8), Modulo(Padding(Symbol("A", 10), 16), 8))
+    assert evaluate(m, 11) == Pad(TOP)
+    assert evaluate(m, 9) == idx(A=9)
+
+
+def test_ideal_whole_factors_are_not_pooled() -> None:
+    pad8 = Padding(IDENTITY, 8)
+    m = Pair(pad8, pad8)
+    assert m.size == 64 and evaluate(m, 63) == Pad(TOP)
+    assert equivalent(m, Padding(IDENTITY, 64))
+
+
+def test_ideal_most_major_padding_wins() -> None:
+    m = Pair(Padding(Symbol("A", 1), 2, ZERO), Padding(Symbol("B", 1), 2, BOTTOM))
+    assert [evaluate(m, i) for i in range(4)] == [idx(), Pad(BOTTOM), Pad(ZERO), Pad(ZERO)]
+
+
+def test_ideal_growing_resize_reads_out_of_bounds() -> None:
+    m = Pair(Symbol("B", 2), Resize(Symbol("A", 2), 3))
+    assert [evaluate(m, i) for i in range(6)] == [idx(), idx(A=1), OUT_OF_BOUNDS, idx(B=1), idx(A=1, B=1), OUT_OF_BOUNDS]
+    assert evaluate(m, -1) is OUT_OF_BOUNDS
+
+
+def test_equivalent_needs_equal_sizes() -> None:
+    assert not equivalent(P("A", A=4), P("A # 8", A=4))
+    assert not equivalent(P("A # 8", A=4), P("A #{0} 8", A=4))
+    assert equivalent(P("A / 2, A % 2", A=4), P("A", A=4))
