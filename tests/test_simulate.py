@@ -20,7 +20,7 @@ from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate import trace
 from tcpdsl.evaluate.fused import FusedEvaluator
-from tcpdsl.evaluate.layout import plan, to_logical
+from tcpdsl.tensors.placement import plan, to_logical
 from tcpdsl.evaluate.select import evaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
 from tcpdsl.tensors import backend

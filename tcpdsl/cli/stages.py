@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from tcpdsl.cost import StageCost, chain_cost
-from tcpdsl.cost import KernelCost
+from tcpdsl.cost import KernelCost, StageCost, chain_cost
 from tcpdsl.tensors.carrier import Chain
 
 
@@ -36,50 +35,34 @@ def chain_stages(chain: Chain) -> tuple[tuple[StageRow, ...], KernelCost]:
     """The rows of every stage present in ``chain``, and the chain's total cost."""
     cost = chain_cost(chain)
     by_stage = {stage.stage: stage for stage in cost.stages}
+    rows: list[StageRow] = []
+
+    def add(stage: str, layout: str, params: dict[str, Any]) -> None:
+        rows.append(StageRow(stage, layout, params, by_stage[stage]))
+
     outer = chain.outer
-    rows = [
-        StageRow(
-            "contract_outer",
-            f"Lane {chain.lane} | Time {chain.outer_time} | Packet {chain.outer_packet}",
-            {
-                "PackSize": outer.pack_size,
-                "LaneBroadcast": outer.lane_broadcast,
-                "TimeBroadcast": str(outer.time_broadcast),
-                "ReadSize": outer.read_size,
-                "WideRead": outer.wide_read,
-                "PacketBroadcast": outer.packet_broadcast,
-            },
-            by_stage["contract_outer"],
-        )
-    ]
+    add(
+        "contract_outer",
+        f"Lane {chain.lane} | Time {chain.outer_time} | Packet {chain.outer_packet}",
+        {
+            "PackSize": outer.pack_size,
+            "LaneBroadcast": outer.lane_broadcast,
+            "TimeBroadcast": str(outer.time_broadcast),
+            "ReadSize": outer.read_size,
+            "WideRead": outer.wide_read,
+            "PacketBroadcast": outer.packet_broadcast,
+        },
+    )
     if chain.packet_params is not None and chain.packet_out is not None:
         p = chain.packet_params
-        rows.append(
-            StageRow(
-                "contract_packet",
-                f"Packet {chain.packet_out}",
-                {"TreeDepth": p.depth, "ReducePacket": str(p.reduce_packet)},
-                by_stage["contract_packet"],
-            )
-        )
+        add("contract_packet", f"Packet {chain.packet_out}", {"TreeDepth": p.depth, "ReducePacket": str(p.reduce_packet)})
     if chain.time_params is not None and chain.time_out is not None:
-        t = chain.time_params
-        rows.append(
-            StageRow(
-                "contract_time",
-                f"Time {chain.time_out}",
-                {"Reduced": list(t.reduced)},
-                by_stage["contract_time"],
-            )
-        )
+        add("contract_time", f"Time {chain.time_out}", {"Reduced": list(chain.time_params.reduced)})
     if chain.lane_params is not None and chain.lane_time is not None:
         q = chain.lane_params
-        rows.append(
-            StageRow(
-                "contract_lane",
-                f"Time {chain.lane_time} | Packet {chain.lane_packet}",
-                {"Mode": q.mode.value, "InnerTime": q.inner_time, "AccumulatorCells": q.cells},
-                by_stage["contract_lane"],
-            )
+        add(
+            "contract_lane",
+            f"Time {chain.lane_time} | Packet {chain.lane_packet}",
+            {"Mode": q.mode.value, "InnerTime": q.inner_time, "AccumulatorCells": q.cells},
         )
     return tuple(rows), cost

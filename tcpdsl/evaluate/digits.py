@@ -19,7 +19,7 @@ from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.layout import plan
+from tcpdsl.tensors.placement import plan
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

@@ -29,7 +29,7 @@ from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.slots import Bcast, Digit
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, cumulative, match_broadcasts, read, refine
-from tcpdsl.evaluate.layout import check_shape, logical_index, plan
+from tcpdsl.tensors.placement import check_shape, logical_index, plan
 from tcpdsl.tensors.carrier import Chain
 from tcpdsl.tensors.scalars import cast, widen
 
@@ -104,7 +104,9 @@ class Folded:
             counts.append(math.prod(full[cursor:cursor + size]))
             cursor += size
         block = block.reshape(counts)
-        out = np.zeros([slot.extent for slot in reversed(slots)], dtype=self.values.dtype)
+        # Without padding every cell is written below, so the buffer need not be zeroed first.
+        make = np.zeros if any(slot.padded for slot in slots) else np.empty
+        out = make([slot.extent for slot in reversed(slots)], dtype=self.values.dtype)
         out[tuple(slice(0, 1) if slot.live is None else slice(0, slot.count) for slot in reversed(slots))] = block
         return out.reshape(-1)
 

@@ -27,7 +27,7 @@ from tcpdsl.algebra.slots import Bcast, Digit
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import address, cumulative, match_broadcasts, raw_coordinates, read
 from tcpdsl.evaluate.fused import accumulator_dtype
-from tcpdsl.evaluate.layout import plan, to_physical_rows
+from tcpdsl.tensors.placement import plan, to_physical_rows
 from tcpdsl.tensors.carrier import Chain, Operand
 from tcpdsl.tensors.scalars import cast, poison, widen
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcpdsl.cost import chain_cost, describe
 from tcpdsl.tensors.carrier import Chain
 from tcpdsl.tensors.hints import Spec
@@ -18,8 +20,7 @@ def _layouts(spec: Spec) -> str:
 def describe_source(spec: Spec, tensor: Tensor, trf: TrfParams | None) -> str:
     """A collected stream or TRF: its layouts, the logical tensor, and how full the buffer is."""
     full = pairs(list(spec.layouts))
-    mask = plan(full).live
-    live = full.size if mask is None else int(mask.sum())
+    live = int(np.count_nonzero(plan(full).live))
     dims = " ".join(f"{a}={tensor.sizes[a]}" for a in tensor.axes)
     lines = [
         f"{spec.family.name}[{spec.dtypes[0].name}]  {_layouts(spec)}",

@@ -1,273 +1,383 @@
-"""Where each logical element sits in a physical buffer: a vectorised position plan per mapping.
+"""Where each logical element sits in a physical buffer: one vectorised plan per mapping.
 
-The plan follows the position-additive semantics of the algebra: every digit that reaches the same
-sub-expression adds to one position there, and a position is dead if any padding or bound on its
-way is hit. A mapping is a product of factors (the leaves of its Pair spine); each factor is
-evaluated on its own small range, and the whole buffer is their broadcast combination, so
-the cost of a large layout is a few passes over the buffer. The tensor layer needs this to lay
-logical tensors out and to read results back; evaluators keep their own copy of the job.
+A mapping's normalized slots are the digits of a position: the buffer reshaped to one dimension per
+slot (outermost first) is its *slot grid*. A digit at or past its slot's live count is padding (the
+most major padded slot decides the kind), ragged digits read as padding once their summed value
+reaches the rag limit, and live digits add ``digit * stride`` to their axis. Every rule involves the
+slots of one axis only, so it is computed on those grid dimensions and broadcast: a plan of a large
+mapping costs a few byte-wide passes, and full coordinate arrays are only built when asked for. A
+mapping with a composite slot has no digit form; its plan falls back to ``Mapping.cell``.
+
+The tensor classes lay logical tensors out and read results back through this module, and the
+evaluators decode positions with it.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Broadcast, Mapping, Modulo, Pair, Padding, Resize, Stride, Symbol, children
+from tcpdsl.algebra.cells import Index, Pad, PaddingKind
+from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra.slots import Composite, Digit, Slot
 from tcpdsl.errors import LayoutError
 
+Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
+LAYOUT_STAGE: Final = "layout"
+LIVE: Final = -1  # the ``kind`` entry of a live position
 
-@dataclass(frozen=True)
-class Factor:
-    """One factor of a layout over its own positions: which are live, and their coordinates."""
-
-    size: int
-    live: BoolArray | None  # None: every position is live
-    coords: dict[str, IntArray]
+# Per axis, what each grid dimension adds to its coordinate: ``(dimension, values)`` pairs.
+Terms = dict[str, tuple[tuple[int, IntArray], ...]]
 
 
-@dataclass(frozen=True)
+def _frozen(array: Array) -> Array:
+    array.setflags(write=False)
+    return array
+
+
+def _along(values: Array, dim: int, ndim: int) -> Array:
+    """``values`` as a broadcastable array varying along grid dimension ``dim`` only."""
+    shape = [1] * ndim
+    shape[dim] = values.size
+    return values.reshape(shape)
+
+
+def _coordinate(parts: tuple[tuple[int, IntArray], ...], ndim: int) -> IntArray:
+    """An axis coordinate over the grid, broadcast only along the dimensions that add to it."""
+    total: IntArray = np.zeros([1] * ndim, dtype=np.int64)
+    for dim, values in parts:
+        total = total + _along(values, dim, ndim)
+    return total
+
+
+@dataclass(frozen=True, eq=False)
 class Plan:
-    """A mapping as a product of factors, outermost first; full-size arrays are built on demand."""
+    """Every position of a mapping, decoded.
+
+    ``live[i]`` says whether position ``i`` holds a logical element; ``kind[i]`` is its padding
+    kind (``LIVE`` when live); ``coords[axis][i]`` is its coordinate (0 on padding), built on first
+    use from ``terms``: what each dimension of the slot ``grid`` adds to each axis.
+    """
 
     size: int
     sizes: dict[str, int]
-    factors: tuple[Factor, ...]
-    shared: tuple[str, ...]  # axes whose coordinate sums over several factors
-    _memo: dict[object, object] = field(default_factory=dict, compare=False, repr=False)
+    live: BoolArray
+    kind: npt.NDArray[np.int8]
+    grid: tuple[int, ...]
+    terms: Terms
 
-    def _spread(self, parts: Sequence[tuple[int, npt.NDArray[Any]]], dtype: type) -> npt.NDArray[Any]:
-        """Sum per-factor arrays, each broadcast along its own factor, into one full-size array."""
-        shape = tuple(f.size for f in self.factors)
-        out: npt.NDArray[Any] = np.zeros(shape, dtype=dtype)
-        for i, values in parts:
-            view = [1] * len(shape)
-            view[i] = shape[i]
-            out += values.reshape(view)
-        return out.reshape(-1)
+    @cached_property
+    def coords(self) -> dict[str, IntArray]:
+        out: dict[str, IntArray] = {}
+        for name in self.terms:
+            full = np.zeros(self.grid, dtype=np.int64)
+            full += _coordinate(self.terms[name], len(self.grid))
+            flat = full.reshape(-1)
+            flat[~self.live] = 0
+            out[name] = _frozen(flat)
+        return out
 
-    def coordinate(self, axis: str) -> IntArray:
-        """The coordinate of ``axis`` at every position (meaningful on live positions)."""
-        parts = [(i, f.coords[axis]) for i, f in enumerate(self.factors) if axis in f.coords]
-        return self._spread(parts, np.int64)
+    def padding(self, *kinds: PaddingKind) -> BoolArray:
+        """The positions padded with one of ``kinds``."""
+        out = np.zeros(self.size, dtype=np.bool_)
+        for kind in kinds:
+            out |= self.kind == int(kind)
+        return out
 
-    @property
-    def live(self) -> BoolArray | None:
-        """Which positions hold a logical element (None when all do)."""
-        if "live" not in self._memo:
-            self._memo["live"] = self._live()
-        return self._memo["live"]  # type: ignore[return-value]
+    def held(self, axes: tuple[str, ...]) -> BoolArray:
+        """Which logical cells over ``axes`` some live position holds (shape: the axes' sizes).
 
-    def _live(self) -> BoolArray | None:
-        dead = [(i, ~f.live) for i, f in enumerate(self.factors) if f.live is not None and not f.live.all()]
-        live: BoolArray | None = None
-        if dead:
-            live = self._spread([(i, d.astype(np.int8)) for i, d in dead], np.int8) == 0
-        for axis in self.shared:
-            ok = self.coordinate(axis) < self.sizes[axis]
-            live = ok if live is None else live & ok
-        return live
-
-    def index(self, axes: tuple[str, ...]) -> IntArray:
-        """The row-major index over ``axes`` of the logical element at every position."""
-        key = ("index", axes)
-        found = self._memo.get(key)
-        if found is None:
-            shape = [self.sizes[a] for a in axes]
-            strides = [int(np.prod(shape[i + 1 :], dtype=np.int64)) for i in range(len(axes))]
-            parts = []
-            for i, f in enumerate(self.factors):
-                contribution = np.zeros(f.size, dtype=np.int64)
-                for a, stride in zip(axes, strides):
-                    if a in f.coords:
-                        contribution += f.coords[a] * stride
-                if contribution.any():
-                    parts.append((i, contribution))
-            found = self._spread(parts, np.int64)
-            if len(self._memo) > 8:
-                self._memo.clear()
-            self._memo[key] = found
-        return found  # type: ignore[return-value]
-
-    def live_index(self, axes: tuple[str, ...]) -> tuple[BoolArray | None, IntArray]:
-        """The live mask and the logical index of the live positions."""
-        live = self.live
-        index = self.index(axes)
-        return live, index if live is None else index[live]
+        Only the grid dimensions carrying ``axes`` decide the index, so liveness is first reduced
+        over the others; a large layout never builds a full index array.
+        """
+        shape = tuple(self.sizes[a] for a in axes)
+        used = {dim for a in axes for dim, _ in self.terms.get(a, ())}
+        others = tuple(d for d in range(len(self.grid)) if d not in used)
+        live = self.live.reshape(self.grid).any(axis=others, keepdims=True)
+        index: IntArray = np.zeros(live.shape, dtype=np.int64)
+        stride = 1
+        for name, n in reversed(list(zip(axes, shape, strict=True))):
+            index = index + _coordinate(self.terms.get(name, ()), len(self.grid)) * stride
+            stride *= n
+        out = np.zeros(stride, dtype=np.bool_)
+        out[np.broadcast_to(index, live.shape)[live]] = True
+        return out.reshape(shape)
 
     def coverage(self, axes: tuple[str, ...]) -> bool:
         """Whether every logical index over ``axes`` has at least one live position."""
-        total = int(np.prod([self.sizes[a] for a in axes], dtype=np.int64))
-        _, index = self.live_index(axes)
-        if index.size == 0:
-            return False
-        seen = np.zeros(total, dtype=np.bool_)
-        seen[index] = True
-        return bool(seen.all())
-
-
-def _structure(root: Mapping) -> list[tuple[Mapping, tuple[int, ...]]]:
-    """Every distinct sub-expression of ``root`` with its most major rank, parents before children."""
-    ranks: dict[object, tuple[Mapping, tuple[int, ...]]] = {root.key: (root, ())}
-    frontier = [root]
-    while frontier:
-        frontier.sort(key=lambda n: n.height)
-        node = frontier.pop()
-        rank = ranks[node.key][1]
-        for offset, child in enumerate(children(node)):
-            child_rank = (*rank, offset) if isinstance(node, Pair) else rank
-            known = ranks.get(child.key)
-            if known is None:
-                ranks[child.key] = (child, child_rank)
-                frontier.append(child)
-            elif child_rank < known[1]:
-                ranks[child.key] = (child, child_rank)
-    return sorted(ranks.values(), key=lambda e: -e[0].height)
-
-
-def _evaluate(root: Mapping) -> Factor:
-    """The position-additive semantics at every position of ``root`` (for small mappings)."""
-    size = root.size
-    positions: dict[object, IntArray] = {root.key: np.arange(size, dtype=np.int64)}
-    dead = np.zeros(size, dtype=np.bool_)
-    coords: dict[str, IntArray] = {}
-
-    def push(child: Mapping, pos: IntArray) -> None:
-        known = positions.get(child.key)
-        positions[child.key] = pos if known is None else known + pos
-
-    for node, _ in _structure(root):
-        pos = positions.get(node.key)
-        if pos is None:
-            continue
-        invalid = pos >= node.size
-        if invalid.any():
-            dead |= invalid
-            pos = np.where(invalid, 0, pos)
-        if isinstance(node, Symbol):
-            coords[node.name] = coords[node.name] + pos if node.name in coords else pos
-        elif isinstance(node, Pair):
-            below = node.right.size
-            push(node.left, pos // below)
-            push(node.right, pos % below)
-        elif isinstance(node, Stride):
-            push(node.inner, pos * node.s)
-        elif isinstance(node, (Modulo, Resize)):
-            push(node.inner, pos)
-        elif isinstance(node, Padding):
-            padded = pos >= node.inner.size
-            dead |= padded
-            push(node.inner, np.where(padded, 0, pos))
-        elif not isinstance(node, Broadcast):
-            raise LayoutError("mapping", "UnknownNode", f"cannot place a {type(node).__name__} node")
-    for name, n in root.axis_sizes().items():
-        dead |= coords[name] >= n
-    return Factor(size, None if not dead.any() else ~dead, coords)
-
-
-def _spine(node: Mapping) -> list[Mapping]:
-    if isinstance(node, Pair):
-        return _spine(node.left) + _spine(node.right)
-    return [node]
-
-
-def _inner_keys(node: Mapping, out: set[object]) -> set[object]:
-    if not isinstance(node, (Symbol, Broadcast)):
-        out.add(node.key)
-    for child in children(node):
-        _inner_keys(child, out)
-    return out
-
-
-@functools.lru_cache(maxsize=512)
-def _plan_for(mapping: _Keyed) -> Plan:
-    root = mapping.node
-    sizes = root.axis_sizes()
-    parts = _spine(root)
-    keys = [_inner_keys(p, set()) for p in parts]
-    seen: set[object] = set()
-    independent = True
-    for k in keys:
-        if seen & k:
-            independent = False
-            break
-        seen |= k
-    if not independent:
-        # Factors sharing a padded or strided sub-expression add positions inside it: evaluate whole.
-        return Plan(root.size, sizes, (_evaluate(root),), ())
-    factors = tuple(_evaluate(p) for p in parts)
-    counts: dict[str, int] = {}
-    for f in factors:
-        for a in f.coords:
-            counts[a] = counts.get(a, 0) + 1
-    shared = tuple(a for a, c in counts.items() if c > 1)
-    return Plan(root.size, sizes, factors, shared)
-
-
-class _Keyed:
-    """Hash a mapping by its raw structure (its ``==`` compares normalized forms)."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node: Mapping) -> None:
-        self.node = node
-
-    def __hash__(self) -> int:
-        return hash(self.node.key)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Keyed) and other.node.key == self.node.key
+        return bool(self.held(axes).all())
 
 
 def plan(mapping: Mapping) -> Plan:
-    """The cached position plan of ``mapping``."""
-    return _plan_for(_Keyed(mapping))
+    """The decoded positions of ``mapping`` (cached: equal mappings have equal cells)."""
+    return _plan_cached(mapping)
 
 
-def to_physical(values: npt.NDArray[np.generic], axes: tuple[str, ...], mapping: Mapping, fill: object = 0) -> npt.NDArray[np.generic]:
-    """Lay ``values`` (array over ``axes``) out through ``mapping``: a 1-D buffer of ``mapping.size`` cells.
-
-    Axes of the mapping missing from ``axes`` replicate the value; padding cells take ``fill``.
-    """
-    p = plan(mapping)
-    live, index = p.live_index(axes)
-    flat = values.reshape(-1)
-    if live is None:
-        return flat[index]
-    out = np.full(p.size, fill, dtype=values.dtype)
-    out[live] = flat[index]
-    return out
+@lru_cache(maxsize=128)
+def _plan_cached(mapping: Mapping) -> Plan:
+    slots = mapping.slots()
+    if any(isinstance(slot.live, Composite) for slot in slots):
+        return _plan_by_cells(mapping)
+    return _plan_from_slots(mapping, slots)
 
 
-def to_logical(physical: npt.NDArray[np.generic], mapping: Mapping, axes: tuple[str, ...]) -> npt.NDArray[np.generic]:
-    """Read the logical tensor over ``axes`` back from a 1-D buffer laid out by ``mapping``.
+def _plan_from_slots(mapping: Mapping, slots: tuple[Slot, ...]) -> Plan:
+    grid = tuple(slot.extent for slot in reversed(slots))
+    ndim = len(grid)
+    dims = [ndim - 1 - i for i in range(len(slots))]  # grid dimension of each slot (innermost first)
+    kind = np.full(grid, LIVE, dtype=np.int8)
+    # Innermost to outermost, so that a more major padded slot overwrites the kind.
+    for slot, dim in zip(slots, dims, strict=True):
+        if slot.padded:
+            kind[(slice(None),) * dim + (slice(slot.count, None),)] = int(slot.kind)
+    sizes = mapping.axis_sizes()
+    terms: dict[str, list[tuple[int, IntArray]]] = {name: [] for name in sizes}
+    digits = [np.arange(slot.extent, dtype=np.int64) for slot in slots]
+    rags: list[tuple[int, int, Array, PaddingKind]] = []
+    for index, (slot, dim, digit) in enumerate(zip(slots, dims, digits, strict=True)):
+        live = slot.live
+        if not isinstance(live, Digit):
+            continue
+        terms.setdefault(live.sym, []).append((dim, digit * live.stride))
+        if live.rag is None:
+            continue
+        rag = live.rag
+        value: Array = np.zeros([1] * ndim, dtype=np.int64)
+        rank = index
+        for other_index, (other, other_dim, other_digit) in enumerate(zip(slots, dims, digits, strict=True)):
+            o = other.live
+            if (isinstance(o, Digit) and o.sym == live.sym and rag.base <= o.stride < rag.base * rag.limit
+                    and o.stride % rag.base == 0):
+                value = value + _along(other_digit * (o.stride // rag.base), other_dim, ndim)
+                rank = max(rank, other_index)
+        rags.append((rank, -index, value >= rag.limit, rag.kind))
+    if rags:
+        # The rag of the most major rank wins (the first listed among equal ranks): apply in
+        # increasing order so that the winner writes last.
+        rag_kind = np.full(grid, LIVE, dtype=np.int8)
+        for _, _, hit, rag_padding in sorted(rags, key=lambda r: (r[0], r[1])):
+            rag_kind = np.where(hit, np.int8(rag_padding), rag_kind)
+        kind = np.where((kind == LIVE) & (rag_kind != LIVE), rag_kind, kind)
+    frozen_terms: Terms = {name: tuple(parts) for name, parts in terms.items()}
+    for name, parts in frozen_terms.items():
+        overshoot = _coordinate(parts, ndim) >= sizes.get(name, 1)
+        if overshoot.any():
+            kind = np.where(overshoot & (kind == LIVE), np.int8(PaddingKind.TOP), kind)
+    flat_kind = kind.reshape(-1)
+    return Plan(mapping.size, sizes, _frozen(flat_kind == LIVE), _frozen(flat_kind), grid, frozen_terms)
 
-    Logical indices that no live position holds read as zero.
-    """
-    p = plan(mapping)
-    if physical.size != p.size:
-        raise LayoutError("tensor", "BufferSize", f"a buffer of {physical.size} cells cannot hold {mapping} ({p.size} cells)")
-    shape = tuple(p.sizes[a] for a in axes)
-    live, index = p.live_index(axes)
-    flat = physical.reshape(-1)
-    held = flat if live is None else flat[live]
-    out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=physical.dtype)
-    out[index] = held
-    return out.reshape(shape)
+
+def _plan_by_cells(mapping: Mapping) -> Plan:
+    size = mapping.size
+    sizes = mapping.axis_sizes()
+    kind = np.full(size, LIVE, dtype=np.int8)
+    coords = {name: np.zeros(size, dtype=np.int64) for name in sizes}
+    for i in range(size):
+        cell = mapping.cell(i)
+        if isinstance(cell, Index):
+            for name, value in cell.coords.items():
+                coords[name][i] = value
+        elif isinstance(cell, Pad):
+            kind[i] = int(cell.kind)
+        else:
+            kind[i] = int(PaddingKind.BOTTOM)
+    terms: Terms = {name: ((0, values),) for name, values in coords.items()}
+    return Plan(size, sizes, _frozen(kind == LIVE), _frozen(kind), (size,), terms)
 
 
 def held(mapping: Mapping, axes: tuple[str, ...]) -> BoolArray:
     """Which logical cells over ``axes`` some live position of ``mapping`` holds."""
+    return plan(mapping).held(axes)
+
+
+def check_shape(values: Array, axes: tuple[str, ...], mapping: Mapping) -> None:
+    """Refuse a logical array whose dimensions do not match ``axes`` and the sizes ``mapping`` declares."""
+    if values.ndim != len(axes):
+        raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
+                          f"an array of {values.ndim} dimensions cannot carry the {len(axes)} axes {' '.join(axes)}")
+    sizes = mapping.axis_sizes()
+    for name, extent in zip(axes, values.shape, strict=True):
+        declared = sizes.get(name)
+        if declared is not None and declared != extent:
+            raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
+                              f"axis {name} has {extent} elements but mapping {mapping} declares {name} = {declared}",
+                              hint=f"give the logical array {declared} elements along {name}")
+
+
+def logical_index(p: Plan, axes: tuple[str, ...], select: BoolArray | None = None) -> tuple[IntArray, ...]:
+    """The logical index of every position (or of the ``select``-ed ones); absent axes read 0."""
+    count = p.size if select is None else int(np.count_nonzero(select))
+    zero = np.zeros(count, dtype=np.int64)
+    out: list[IntArray] = []
+    for name in axes:
+        values = p.coords.get(name)
+        if values is None:
+            out.append(zero)
+        else:
+            out.append(values if select is None else values[select])
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _routes(mapping: Mapping, axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[IntArray, IntArray]:
+    """``(live positions, flat logical index of each)`` for moving data between the two views."""
     p = plan(mapping)
-    shape = tuple(p.sizes[a] for a in axes)
-    out = np.zeros(int(np.prod(shape, dtype=np.int64)), dtype=np.bool_)
-    out[p.live_index(axes)[1]] = True
-    return out.reshape(shape)
+    positions = np.flatnonzero(p.live)
+    if not axes:
+        return _frozen(positions), _frozen(np.zeros(positions.size, dtype=np.int64))
+    flat = np.ravel_multi_index(logical_index(p, axes, p.live), shape).astype(np.int64)
+    return _frozen(positions), _frozen(flat)
+
+
+@dataclass(frozen=True)
+class _View:
+    """How a regular mapping is a transposed, padded view of a logical array.
+
+    The physical buffer reshaped to ``extents`` (outermost slot first), cut to ``live``, and read
+    at ``take`` (digit 0 of slots no logical axis needs) is the logical array split into its
+    digits, permuted by ``perm``.
+    """
+
+    extents: tuple[int, ...]
+    live: tuple[slice, ...]
+    take: tuple[slice | int, ...]
+    counts: tuple[int, ...]
+    digit_shape: tuple[int, ...]
+    perm: tuple[int, ...]
+    inverse: tuple[int, ...]
+    padded: bool  # some slot has padding: the buffer must be filled before the live cells are written
+
+
+@lru_cache(maxsize=128)
+def _view(mapping: Mapping, axes: tuple[str, ...], shape: tuple[int, ...]) -> _View | None:
+    """The view of ``mapping`` over a logical array, or None when the mapping is not a plain
+    transpose of whole axes (ragged or composite slots, partial axes, axes it does not name)."""
+    slots = tuple(reversed(mapping.slots()))
+    digits: dict[str, list[tuple[int, int, int]]] = {name: [] for name in axes}
+    for index, slot in enumerate(slots):
+        live = slot.live
+        if isinstance(live, Composite) or (isinstance(live, Digit) and live.rag is not None):
+            return None
+        if isinstance(live, Digit) and live.sym in digits:
+            digits[live.sym].append((live.stride, live.count, index))
+    order: list[int] = []
+    digit_shape: list[int] = []
+    for name, n in zip(axes, shape, strict=True):
+        chain = sorted(digits[name])
+        expected = 1
+        for stride, count, _ in chain:
+            if stride != expected:
+                return None
+            expected *= count
+        if expected != n:
+            return None
+        for _, count, index in reversed(chain):
+            order.append(index)
+            digit_shape.append(count)
+    kept = sorted(order)
+    perm = tuple(kept.index(i) for i in order)
+    return _View(
+        extents=tuple(slot.extent for slot in slots),
+        live=tuple(slice(0, slot.count) for slot in slots),
+        take=tuple(slice(None) if i in kept else 0 for i in range(len(slots))),
+        counts=tuple(slot.count for slot in slots),
+        digit_shape=tuple(digit_shape),
+        perm=perm,
+        inverse=tuple(int(i) for i in np.argsort(perm)),
+        padded=any(slot.padded for slot in slots),
+    )
+
+
+def to_physical(values: npt.ArrayLike, axes: tuple[str, ...], mapping: Mapping, fill: Any = 0,
+                zero_fill: Any | None = None) -> Array:
+    """``values`` (logical, one dimension per name in ``axes``) laid out through ``mapping``.
+
+    The result is 1-D over ``mapping.size`` cells in the dtype of ``values``: live cells take the
+    logical value (axes the mapping does not name are read at 0, axes only the mapping names
+    replicate), padding takes ``fill``, or ``zero_fill`` on Zero padding when it is given.
+    """
+    array = np.asarray(values)
+    check_shape(array, axes, mapping)
+    out = np.empty(mapping.size, dtype=array.dtype)
+    view = _view(mapping, axes, array.shape)
+    if view is None or view.padded:
+        out[...] = fill
+        if zero_fill is not None:
+            out[plan(mapping).kind == int(PaddingKind.ZERO)] = zero_fill
+    if view is None:
+        positions, flat = _routes(mapping, axes, array.shape)
+        out[positions] = array.reshape(-1)[flat]
+        return out
+    block = array.reshape(view.digit_shape).transpose(view.inverse)
+    block = block.reshape([c if isinstance(t, slice) else 1 for c, t in zip(view.counts, view.take, strict=True)])
+    out.reshape(view.extents)[view.live] = np.broadcast_to(block, view.counts)
+    return out
+
+
+def to_logical(physical: npt.ArrayLike, mapping: Mapping, axes: tuple[str, ...],
+               shape: tuple[int, ...] | None = None) -> Array:
+    """The logical array over ``axes`` (of ``shape``, by default the sizes ``mapping`` declares)
+    read back from the live cells of ``physical``.
+
+    Logical elements no live cell holds read 0; where several live cells hold one element (a
+    broadcast), the last one wins.
+    """
+    flat_physical = np.asarray(physical).reshape(-1)
+    if flat_physical.size != mapping.size:
+        raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
+                          f"a physical buffer of {flat_physical.size} cells cannot be read through {mapping} "
+                          f"({mapping.size} cells)")
+    if shape is None:
+        sizes = mapping.axis_sizes()
+        shape = tuple(sizes[a] for a in axes)
+    out = np.empty(shape, dtype=flat_physical.dtype)
+    check_shape(out, axes, mapping)
+    view = _view(mapping, axes, tuple(shape))
+    if view is None:
+        out[...] = 0
+        positions, flat = _routes(mapping, axes, tuple(shape))
+        out.reshape(-1)[flat] = flat_physical[positions]
+        return out
+    # A view covers every logical element, so nothing is left unwritten.
+    block = flat_physical.reshape(view.extents)[view.live][view.take]
+    # Assigning into a transposed view of the destination walks it in memory order, which is
+    # about twice as fast as materialising the transposed source.
+    out.reshape(view.digit_shape).transpose(view.inverse)[...] = block
+    return out
+
+
+def to_physical_rows(values: npt.ArrayLike, axes: tuple[str, ...], prefix: Mapping, inner: Mapping,
+                     fill: Any = 0, zero_fill: Any | None = None) -> tuple[Array, IntArray, BoolArray]:
+    """``values`` laid out through ``[prefix, inner]``, only over the live positions of ``prefix``.
+
+    Returns ``(buffer, rows, undefined)``: ``buffer[r]`` is the ``inner`` part at prefix position
+    ``rows[r]`` and ``undefined`` marks its Top and Bottom padding. The coordinates of the two
+    factors add (an axis may be split across them); a cell is live when it is live in ``inner``.
+    """
+    array = np.asarray(values)
+    check_shape(array, axes, pairs([prefix, inner]))
+    head, body = plan(prefix), plan(inner)
+    rows = np.flatnonzero(head.live)
+    out = np.empty((rows.size, body.size), dtype=array.dtype)
+    out[...] = fill
+    if zero_fill is not None:
+        out[:, body.kind == int(PaddingKind.ZERO)] = zero_fill
+    live = body.live
+    index = []
+    for name in axes:
+        coord = np.zeros((rows.size, int(np.count_nonzero(live))), dtype=np.int64)
+        if name in body.coords:
+            coord += body.coords[name][live][None, :]
+        if name in head.coords:
+            coord += head.coords[name][rows][:, None]
+        index.append(coord)
+    out[:, live] = array[tuple(index)] if axes else array
+    undefined = body.padding(PaddingKind.TOP, PaddingKind.BOTTOM)
+    return out, rows, np.broadcast_to(undefined, out.shape)

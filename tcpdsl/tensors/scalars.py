@@ -8,6 +8,7 @@ NaN and turns f32 values above 464 into NaN for e4m3, all of which differ from R
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Final
 
 import ml_dtypes
@@ -17,14 +18,21 @@ import numpy.typing as npt
 from tcpdsl.errors import DtypeError
 
 Array = npt.NDArray[Any]
+IntArray = npt.NDArray[np.intp]
 
 SCALAR_STAGE: Final = "dtype"
 _F32_CANONICAL_NAN: Final = np.uint32(0x7FC00000)
 _E4M3_MAX: Final = 448.0
+_BLOCK: Final = 1 << 17  # cells narrowed or widened per pass
 
 
 class Scalar:
-    """Base of every scalar tag. Subclasses are never instantiated."""
+    """Base of every scalar tag. Subclasses are never instantiated.
+
+    A subclass declares its widths in the class statement, e.g.
+    ``class i9(Scalar, bits=8, value_bits=9, numpy=np.int16, is_float=False)``; its ``name`` is the
+    class name.
+    """
 
     name: ClassVar[str]
     bits: ClassVar[int]  # wire bits: what packet sizes are computed from
@@ -32,8 +40,14 @@ class Scalar:
     numpy: ClassVar[np.dtype[Any]]
     is_float: ClassVar[bool]
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, *, bits: int, numpy: npt.DTypeLike, is_float: bool, value_bits: int | None = None,
+                          **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        cls.name = cls.__name__
+        cls.bits = bits
+        cls.value_bits = bits if value_bits is None else value_bits
+        cls.numpy = np.dtype(numpy)
+        cls.is_float = is_float
         _REGISTRY[cls.name] = cls
 
     def __new__(cls, *args: object, **kwargs: object) -> Scalar:
@@ -43,80 +57,40 @@ class Scalar:
 _REGISTRY: dict[str, type[Scalar]] = {}
 
 
-class i4(Scalar):
-    name = "i4"
-    bits = 4
-    value_bits = 4
-    numpy = np.dtype(ml_dtypes.int4)
-    is_float = False
+class i4(Scalar, bits=4, numpy=ml_dtypes.int4, is_float=False):
+    """A 4-bit integer."""
 
 
-class i5(Scalar):
+class i5(Scalar, bits=4, value_bits=5, numpy=np.int8, is_float=False):
     """A zero-point-subtracted i4: 4 bits on the wire, a 5-bit value staged in a byte."""
 
-    name = "i5"
-    bits = 4
-    value_bits = 5
-    numpy = np.dtype(np.int8)
-    is_float = False
+
+class i8(Scalar, bits=8, numpy=np.int8, is_float=False):
+    """An 8-bit integer."""
 
 
-class i8(Scalar):
-    name = "i8"
-    bits = 8
-    value_bits = 8
-    numpy = np.dtype(np.int8)
-    is_float = False
-
-
-class i9(Scalar):
+class i9(Scalar, bits=8, value_bits=9, numpy=np.int16, is_float=False):
     """A zero-point-subtracted i8: 8 bits on the wire, a 9-bit value staged in 16 bits."""
 
-    name = "i9"
-    bits = 8
-    value_bits = 9
-    numpy = np.dtype(np.int16)
-    is_float = False
+
+class f8e4m3(Scalar, bits=8, numpy=ml_dtypes.float8_e4m3fn, is_float=True):
+    """An 8-bit float with 4 exponent and 3 mantissa bits, saturating at 448."""
 
 
-class f8e4m3(Scalar):
-    name = "f8e4m3"
-    bits = 8
-    value_bits = 8
-    numpy = np.dtype(ml_dtypes.float8_e4m3fn)
-    is_float = True
+class f8e5m2(Scalar, bits=8, numpy=ml_dtypes.float8_e5m2, is_float=True):
+    """An 8-bit float with 5 exponent and 2 mantissa bits."""
 
 
-class f8e5m2(Scalar):
-    name = "f8e5m2"
-    bits = 8
-    value_bits = 8
-    numpy = np.dtype(ml_dtypes.float8_e5m2)
-    is_float = True
+class bf16(Scalar, bits=16, numpy=ml_dtypes.bfloat16, is_float=True):
+    """bfloat16: the exponent range of f32 with 7 mantissa bits."""
 
 
-class bf16(Scalar):
-    name = "bf16"
-    bits = 16
-    value_bits = 16
-    numpy = np.dtype(ml_dtypes.bfloat16)
-    is_float = True
+class i32(Scalar, bits=32, numpy=np.int32, is_float=False):
+    """The integer accumulator."""
 
 
-class i32(Scalar):
-    name = "i32"
-    bits = 32
-    value_bits = 32
-    numpy = np.dtype(np.int32)
-    is_float = False
-
-
-class f32(Scalar):
-    name = "f32"
-    bits = 32
-    value_bits = 32
-    numpy = np.dtype(np.float32)
-    is_float = True
+class f32(Scalar, bits=32, numpy=np.float32, is_float=True):
+    """The float accumulator."""
 
 
 ScalarLike = type[Scalar] | str
@@ -138,59 +112,83 @@ def accumulator(frm: ScalarLike) -> type[Scalar]:
     return f32 if scalar(frm).is_float else i32
 
 
+def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -> IntArray:
+    """Flat indices of the cells whose exponent field (``bits & field``) is below ``low`` or all ones.
+
+    ``field - low`` wraps around for a field below ``low``, so one unsigned comparison finds both
+    ends, and only the few cells found are fixed up. ``scratch`` (as long as ``bits``, of
+    its dtype) saves allocating the work array on every block.
+    """
+    word = bits.dtype.type
+    shifted = np.bitwise_and(bits, word(field), out=None if scratch is None else scratch[:bits.size])
+    np.subtract(shifted, word(low), out=shifted)
+    threshold = word(field - low)
+    if shifted.max(initial=0) < threshold:  # the usual case: nothing to fix, no index pass
+        return np.empty(0, dtype=np.intp)
+    return np.flatnonzero(shifted >= threshold)
+
+
 def _flush_f32(x: Array) -> Array:
     """RNGD f32 hygiene: subnormals become zeros of their own sign and NaN becomes 0x7fc00000.
 
-    Works on the bit pattern and only rewrites the few cells whose exponent field is all zeros
-    (zero or subnormal) or all ones (infinity or NaN), since this runs on every operand. The
-    caller passes an array it owns.
+    Works on the bit pattern and only rewrites the cells whose exponent field is all zeros (zero or
+    subnormal) or all ones (infinity or NaN), since this runs on every operand. The caller passes
+    an array it owns.
     """
     out = np.ascontiguousarray(x, dtype=np.float32)
-    bits = out.view(np.uint32)
-    # exponent - 1 (in units of the exponent field) wraps around for a zero field, so one unsigned
-    # comparison finds both extremes.
-    shifted = np.bitwise_and(bits, np.uint32(0x7F800000))
-    np.subtract(shifted, np.uint32(0x00800000), out=shifted)
-    special = np.flatnonzero(shifted >= np.uint32(0x7F000000))
+    bits = out.view(np.uint32).reshape(-1)
+    special = _extremes(bits, 0x7F800000, 0x00800000)
     if special.size:
-        picked = bits.reshape(-1)[special]
+        picked = bits[special]
         exponent = picked & np.uint32(0x7F800000)
         nan = (exponent != 0) & ((picked & np.uint32(0x007FFFFF)) != 0)
         picked = np.where(exponent == 0, picked & np.uint32(0x80000000), picked)
-        bits.reshape(-1)[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
+        bits[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
     return out
+
+
+def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[Array], Array]) -> Array:
+    """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
+    block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
+    ``low`` or all ones are replaced by ``redo`` of their source cells."""
+    flat = source.reshape(-1)
+    out = np.empty(flat.size, dtype=dtype)
+    bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
+    scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)
+    for start in range(0, flat.size, _BLOCK):
+        block = slice(start, start + _BLOCK)
+        out[block] = flat[block]
+        cells = _extremes(bits[block], 0x7F80, low, scratch) + start
+        if cells.size:
+            out[cells] = redo(flat[cells])
+    return out.reshape(source.shape)
 
 
 def _narrow_bf16(wide: Array) -> Array:
     """f32 to bf16 by the RNGD rule, fixing up only the cells that need it.
 
-    ml_dtypes rounds to nearest even. Only cells that narrow to a zero or subnormal exponent, to the
-    smallest normal (an f32 subnormal may round up to it, but RNGD flushes it first), or to an
-    infinity or NaN can differ; those few are redone with the f32 input flushed, after which a
-    subnormal result is impossible and NaN narrows to the canonical 0x7fc0.
+    ml_dtypes rounds to nearest even in one pass. Only cells that narrow to a zero or subnormal
+    exponent, to the smallest normal (an f32 subnormal may round up to it, but RNGD flushes it
+    first), or to an infinity or NaN can differ; those few are redone with the f32 input flushed,
+    after which a subnormal result is impossible and NaN narrows to the canonical 0x7fc0.
     """
-    with np.errstate(invalid="ignore"):
-        narrow = wide.astype(bf16.numpy)
-    bits = narrow.view(np.uint16)
-    field = np.bitwise_and(bits, np.uint16(0x7F80))
-    # Exponent fields 0, 1 and 255 are the suspects: (field - 0x81) wraps for 0 and 1.
-    np.subtract(field, np.uint16(0x0081), out=field)
-    suspects = np.flatnonzero(field >= np.uint16(0x7EFF))
-    if suspects.size:
-        narrow.reshape(-1)[suspects] = _flush_f32(wide.reshape(-1)[suspects]).astype(bf16.numpy)
-    return narrow
+    return _bf16_blocks(wide, bf16.numpy, 0x0100, lambda cells: _flush_f32(cells).astype(bf16.numpy))
 
 
 def _widen_bf16(stored: Array) -> Array:
-    """bf16 to f32 with the RNGD fixes applied on the 16-bit patterns (half the bytes of f32)."""
-    bits = stored.view(np.uint16)
-    shifted = np.bitwise_and(bits, np.uint16(0x7F80))
-    np.subtract(shifted, np.uint16(0x0080), out=shifted)
-    special = np.flatnonzero(shifted >= np.uint16(0x7F00))
-    wide = stored.astype(np.float32)
+    """bf16 to f32 with the RNGD fixes, found on the 16-bit patterns (half the bytes of f32)."""
+    return _bf16_blocks(stored, np.dtype(np.float32), 0x0080, _flush_f32)
+
+
+def _canonical_bf16(stored: Array) -> Array:
+    """bf16 already: a copy with subnormals flushed and NaN made canonical (the round trip through
+    f32, done on the few cells it changes)."""
+    out = np.array(stored, dtype=bf16.numpy)
+    flat = out.reshape(-1)
+    special = _extremes(flat.view(np.uint16), 0x7F80, 0x0080)
     if special.size:
-        wide.reshape(-1)[special] = _flush_f32(wide.reshape(-1)[special])
-    return wide
+        flat[special] = _narrow_bf16(_widen_bf16(flat[special]))
+    return out
 
 
 def _wrap(values: Array, bits: int) -> Array:
@@ -225,6 +223,8 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
         return _wrap(_as_int64(src), target.value_bits).astype(target.numpy)
     with np.errstate(over="ignore", invalid="ignore"):
         if target is bf16:
+            if src.dtype == bf16.numpy:
+                return _canonical_bf16(src)
             # Narrowing only reads its input, so an f32 array needs no copy.
             return _narrow_bf16(np.asarray(src, dtype=np.float32))
         x = _flush_f32(src.astype(np.float32))

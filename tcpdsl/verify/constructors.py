@@ -11,9 +11,9 @@ from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import (
-    BITS_PER_BYTE,
     CLUSTER_SIZES,
-    FLIT_BYTES,
+    FLIT_BITS,
+    SLICE_SIZES,
     TEMPORAL_ACCUMULATOR_COLS,
 )
 from tcpdsl.verify.dtypes import ACCUMULATORS, bits_of, bytes_text, flit_elements
@@ -27,7 +27,7 @@ def _check_grid(stage: str, cluster: Mapping, slice_: Mapping) -> None:
             f"Cluster size must be 1 or 2, got {cluster.size} (Cluster {cluster})",
             hint="map at most 2 cells to Cluster, e.g. pad it with `# 2`",
         )
-    if slice_.size not in (64, 128, 256):
+    if slice_.size not in SLICE_SIZES:
         raise LayoutError(
             stage,
             "SliceSize",
@@ -41,7 +41,7 @@ def check_collect(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, 
     stage = "CollectTensor"
     bits = bits_of(dtype, stage)
     _check_grid(stage, cluster, slice_)
-    if packet.size * bits != FLIT_BYTES * BITS_PER_BYTE:
+    if packet.size * bits != FLIT_BITS:
         raise LayoutError(
             stage,
             "PacketFlit",
@@ -67,7 +67,7 @@ def check_contract_outer(
     bits = bits_of(storage, stage)
     _check_grid(stage, cluster, slice_)
     total = packet.size * bits
-    if total not in (FLIT_BYTES * BITS_PER_BYTE, 2 * FLIT_BYTES * BITS_PER_BYTE):
+    if total not in (FLIT_BITS, 2 * FLIT_BITS):
         fe = flit_elements(bits)
         raise LayoutError(
             stage,
@@ -114,7 +114,7 @@ def check_contract(acc: str, chip: Mapping, cluster: Mapping, slice_: Mapping, t
             hint="contract to i32 (integer streams) or f32 (float streams), then cast",
         )
     _check_grid(stage, cluster, slice_)
-    if packet.size * bits != FLIT_BYTES * BITS_PER_BYTE:
+    if packet.size * bits != FLIT_BITS:
         raise LayoutError(
             stage,
             "ContractPacketSize",

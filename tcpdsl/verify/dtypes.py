@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.verify.constants import BITS_PER_BYTE, FLIT_BYTES
+from tcpdsl.verify.constants import BITS_PER_BYTE, FLIT_BITS
 
 # Wire width: the zero-point-subtracted i5 and i9 travel in the 4- and 8-bit containers.
 BITS: Final[dict[str, int]] = {
@@ -88,7 +88,7 @@ def bits_of(dtype: str, stage: str) -> int:
 
 def flit_elements(bits: int) -> int:
     """Elements of ``bits`` width in one 32-byte flit."""
-    return FLIT_BYTES * BITS_PER_BYTE // bits
+    return FLIT_BITS // bits
 
 
 def size_in_bytes(bits: int, n: int) -> int:

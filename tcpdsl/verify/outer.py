@@ -25,13 +25,4 @@ def verify_contract_outer(
     accumulator = check_pairing(stream_dtype, weight_dtype)
     adapter = check_stream_adapter(stream_dtype, BITS[stream_dtype], time, packet, lane, out_time, out_packet)
     sequencer = check_trf_sequencer(BITS[weight_dtype], element, out_time, out_packet)
-    return OuterParams(
-        accumulator=accumulator,
-        pack_size=adapter.pack_size,
-        lane_broadcast=adapter.lane_broadcast,
-        time_broadcast=adapter.time_broadcast,
-        read_size=sequencer.read_size,
-        packet_broadcast=sequencer.packet_broadcast,
-        wide_read=sequencer.wide_read,
-        sequencing=sequencer.sequencing,
-    )
+    return OuterParams(accumulator=accumulator, **vars(adapter), **vars(sequencer))

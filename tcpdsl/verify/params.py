@@ -57,17 +57,11 @@ class SequencerParams:
 
 
 @dataclass(frozen=True)
-class OuterParams:
-    """Everything ``contract_outer`` derives; ``sequencing`` is outermost loop first."""
+class OuterParams(SequencerParams, StreamAdapterParams):
+    """Everything ``contract_outer`` derives: the Stream Adapter's and the TRF Sequencer's
+    parameters (``sequencing`` is outermost loop first), and the accumulator."""
 
     accumulator: str
-    pack_size: int
-    lane_broadcast: int
-    time_broadcast: Mapping
-    read_size: int
-    packet_broadcast: int
-    wide_read: bool
-    sequencing: tuple[LoopEntry, ...]
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from typing import Final
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.ops import split_at
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify.constants import BITS_PER_BYTE, FLIT_BYTES
+from tcpdsl.verify.constants import FLIT_BITS
 from tcpdsl.verify.dtypes import bytes_text, flit_elements
 from tcpdsl.verify.params import StreamAdapterParams
 from tcpdsl.verify.rules import check_lane_size
@@ -23,15 +23,14 @@ def check_stream_adapter(
 
     fe = flit_elements(bits)
     out_bits = out_packet.size * bits
-    flit_bits = FLIT_BYTES * BITS_PER_BYTE
-    if out_bits % flit_bits or out_bits // flit_bits not in (1, 2):
+    if out_bits % FLIT_BITS or out_bits // FLIT_BITS not in (1, 2):
         raise LayoutError(
             STAGE,
             "OutPacketFlits",
             f"OutPacket must be 1 or 2 flits (32 bytes each), got {bytes_text(bits, out_packet.size)} bytes",
             hint=f"make OutPacket {fe} or {2 * fe} elements of {dtype} (OutPacket {out_packet} has {out_packet.size})",
         )
-    pack = out_bits // flit_bits
+    pack = out_bits // FLIT_BITS
 
     op_packed, op_flit = split_at(out_packet, fe)
     if op_flit != packet:
@@ -45,20 +44,16 @@ def check_stream_adapter(
 
     # The reference splits Time at `pack` unchecked; an odd Time cannot give up 2 packed cells.
     if time.size % pack:
-        raise LayoutError(
-            STAGE,
-            "PackedCellsMismatch",
-            f"`contract_outer`: OutPacket's packed cells must equal the innermost {pack} cells of Time",
-            hint=f"Time {time} has an odd size ({time.size}) and cannot pack 2 flits per packet; "
+        raise _packed_cells_mismatch(
+            pack,
+            f"Time {time} has an odd size ({time.size}) and cannot pack 2 flits per packet; "
             f"use a {fe}-element OutPacket or make Time even",
         )
     time_outer, time_packed = split_at(time, pack)
     if op_packed != time_packed:
-        raise LayoutError(
-            STAGE,
-            "PackedCellsMismatch",
-            f"`contract_outer`: OutPacket's packed cells must equal the innermost {pack} cells of Time",
-            hint=f"make the outer {pack} cells of OutPacket {time_packed} (the innermost {pack} cells of Time {time}); "
+        raise _packed_cells_mismatch(
+            pack,
+            f"make the outer {pack} cells of OutPacket {time_packed} (the innermost {pack} cells of Time {time}); "
             f"OutPacket {out_packet} has {op_packed} there",
         )
 
@@ -84,4 +79,14 @@ def check_stream_adapter(
 
     return StreamAdapterParams(
         pack_size=pack, lane_broadcast=lane.size, time_outer=time_outer, time_broadcast=broadcast
+    )
+
+
+def _packed_cells_mismatch(pack: int, hint: str) -> LayoutError:
+    """The one packing rule, reached when Time cannot split (odd size) and when it splits differently."""
+    return LayoutError(
+        STAGE,
+        "PackedCellsMismatch",
+        f"`contract_outer`: OutPacket's packed cells must equal the innermost {pack} cells of Time",
+        hint=hint,
     )
