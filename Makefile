@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test typecheck pytest bench clean
+.PHONY: run test typecheck stubtest pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,10 +18,14 @@ run: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict tcpdsl
 
+# The facade stub must describe the runtime module it stands for.
+stubtest: $(STAMP)
+	MYPYPATH=stubs $(BIN)/python -m mypy.stubtest tcpdsl --concise --allowlist stubs/stubtest-allowlist.txt
+
 pytest: $(STAMP)
 	$(BIN)/pytest -n 2
 
-test: typecheck pytest
+test: typecheck stubtest pytest
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done

@@ -1,0 +1,51 @@
+# The static view of the lazy facade. At run time every name below loads on first access through a
+# module ``__getattr__``; a checker reading that would accept any attribute as ``Any``. This stub lists
+# the public names explicitly, and ``m`` is ``typing.Literal`` so that ``m["A, B / 16"]`` is a type.
+from typing import Literal as m
+
+import tcpdsl.mx as mx
+from tcpdsl.algebra.cells import OUT_OF_BOUNDS as OUT_OF_BOUNDS
+from tcpdsl.algebra.cells import Index as Index
+from tcpdsl.algebra.cells import Pad as Pad
+from tcpdsl.algebra.cells import PaddingKind as PaddingKind
+from tcpdsl.algebra.nodes import Mapping as Mapping
+from tcpdsl.algebra.ops import divide_exact as divide_exact
+from tcpdsl.algebra.ops import equivalent as equivalent
+from tcpdsl.algebra.scope import Axis as Axis
+from tcpdsl.algebra.scope import axis as axis
+from tcpdsl.algebra.scope import parse as parse
+from tcpdsl.errors import DtypeError as DtypeError
+from tcpdsl.errors import LayoutError as LayoutError
+from tcpdsl.errors import MappingSyntaxError as MappingSyntaxError
+from tcpdsl.errors import TcpError as TcpError
+from tcpdsl.evaluate.select import evaluator as evaluator
+from tcpdsl.tensors.checking import install as install
+from tcpdsl.tensors.checking import kernel as kernel
+from tcpdsl.tensors.device import Device as Device
+from tcpdsl.tensors.device import Topology as Topology
+from tcpdsl.tensors.logical import Tensor as Tensor
+from tcpdsl.tensors.scalars import bf16 as bf16
+from tcpdsl.tensors.scalars import f8e4m3 as f8e4m3
+from tcpdsl.tensors.scalars import f8e5m2 as f8e5m2
+from tcpdsl.tensors.scalars import f32 as f32
+from tcpdsl.tensors.scalars import i4 as i4
+from tcpdsl.tensors.scalars import i5 as i5
+from tcpdsl.tensors.scalars import i8 as i8
+from tcpdsl.tensors.scalars import i9 as i9
+from tcpdsl.tensors.scalars import i32 as i32
+from tcpdsl.tensors.types import CollectTensor as CollectTensor
+from tcpdsl.tensors.types import ContractOuterTensor as ContractOuterTensor
+from tcpdsl.tensors.types import ContractPacketTensor as ContractPacketTensor
+from tcpdsl.tensors.types import ContractTensor as ContractTensor
+from tcpdsl.tensors.types import ContractTimeTensor as ContractTimeTensor
+from tcpdsl.tensors.types import TrfTensor as TrfTensor
+from tcpdsl.verify.lane_mode import LaneMode as LaneMode
+
+__version__: str
+__all__ = [
+    "Axis", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
+    "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
+    "Pad", "PaddingKind", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
+    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
+    "m", "mx", "parse", "__version__",
+]

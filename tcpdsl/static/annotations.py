@@ -1,0 +1,127 @@
+"""Type-analysis hooks: mapping texts in annotations and aliases are resolved, validated and canonicalised.
+
+``m["A,B/16"]`` becomes ``Literal['A, B / 16']`` (the canonical text ``str(mapping)``), so equal layouts are
+equal types. A tensor type whose parameters are all concrete is checked against its constructor constraints.
+"""
+
+from __future__ import annotations
+
+from mypy import errorcodes
+from mypy.nodes import Context, TypeAlias, TypeInfo
+from mypy.plugin import AnalyzeTypeContext
+from mypy.semanal import SemanticAnalyzer
+from mypy.typeanal import TypeAnalyser
+from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, UnboundType
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.errors import TcpError
+from tcpdsl.static.names import TensorClass
+from tcpdsl.static.phases import analyser, current_tree, semantic_env
+from tcpdsl.static.report import inside_string, internal, report
+from tcpdsl.static.resolve import NotReady, build
+from tcpdsl.static.scalars import scalar_name
+from tcpdsl.static.stages import Operand, check_constructor
+from tcpdsl.static.texts import is_mapping_form, literal_text, raw_text
+
+
+def analyze_literal(ctx: AnalyzeTypeContext) -> Type:
+    """``typing.Literal``: canonicalise when spelled as the facade's ``m``, else mypy's own analysis."""
+    try:
+        anal, sem = analyser(ctx.api)
+        if len(ctx.type.args) == 1 and is_mapping_form(ctx.type.name, current_tree(sem)):
+            text = raw_text(ctx.type.args[0])
+            if text is not None:
+                return _mapping_literal(anal, sem, text, ctx.type.args[0], ctx.context)
+        return anal.analyze_literal_type(ctx.type)
+    except Exception as exc:
+        internal(ctx.api, exc, ctx.context)
+        return AnyType(TypeOfAny.from_error)
+
+
+def _mapping_literal(anal: TypeAnalyser, sem: SemanticAnalyzer, text: str, string: Context, where: Context) -> Type:
+    try:
+        mapping = build(text, sem.cur_mod_id, semantic_env(sem))
+    except NotReady:
+        sem.record_incomplete_ref()
+        return AnyType(TypeOfAny.special_form)
+    except TcpError as error:
+        report(anal, error, inside_string(error, string, where))
+        return AnyType(TypeOfAny.from_error)
+    return _literal(anal, str(mapping))
+
+
+def _literal(anal: TypeAnalyser, text: str) -> LiteralType:
+    return LiteralType(text, anal.named_type("builtins.str", []))
+
+
+def analyze_tensor(ctx: AnalyzeTypeContext, cls: TensorClass) -> Type:
+    """A tensor class subscripted in a type: canonical mapping parameters and constructor constraints."""
+    try:
+        anal, sem = analyser(ctx.api)
+        return _tensor(anal, sem, ctx.type, cls)
+    except Exception as exc:
+        internal(ctx.api, exc, ctx.context)
+        return AnyType(TypeOfAny.from_error)
+
+
+def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: TensorClass) -> Type:
+    sym = anal.lookup_qualified(t.name, t)
+    info = sym.node if sym is not None else None
+    if not isinstance(info, TypeInfo):
+        return AnyType(TypeOfAny.from_error)
+    if not t.args:
+        if anal.options.disallow_any_generics:
+            anal.fail(f'Missing type parameters for generic type "{cls.name}"', t, code=errorcodes.TYPE_ARG)
+        omitted = [AnyType(TypeOfAny.from_omitted_generics) for _ in cls.params]
+        return Instance(info, list(omitted), line=t.line, column=t.column)
+    if len(t.args) != len(cls.params):
+        anal.fail(
+            f'"{cls.name}" expects {len(cls.params)} type arguments ({", ".join(cls.params)}), but {len(t.args)} given',
+            t,
+            code=errorcodes.TYPE_ARG,
+        )
+        return AnyType(TypeOfAny.from_error)
+    args: list[Type] = []
+    dtypes: dict[str, str] = {}
+    maps: dict[str, Mapping] = {}
+    for param, arg in zip(cls.params, t.args):
+        analyzed = anal.analyze_type(arg)
+        if param in cls.dtypes:
+            name = scalar_name(analyzed)
+            if name is not None:
+                dtypes[param] = name
+            args.append(analyzed)
+            continue
+        text = literal_text(analyzed)
+        mapping = _quiet_mapping(sem, text, _origin(anal, arg, sem.cur_mod_id)) if text is not None else None
+        if mapping is None:
+            args.append(analyzed)
+            continue
+        maps[param] = mapping
+        args.append(_literal(anal, str(mapping)))
+    if len(dtypes) + len(maps) == len(cls.params):
+        try:
+            check_constructor(Operand(cls, dtypes, maps))
+        except TcpError as error:
+            report(anal, error, t)
+    return Instance(info, args, line=t.line, column=t.column)
+
+
+def _quiet_mapping(sem: SemanticAnalyzer, text: str, module: str) -> Mapping | None:
+    """The mapping a parameter spells; errors in its text were reported where it was written."""
+    try:
+        return build(text, module, semantic_env(sem))
+    except NotReady:
+        sem.record_incomplete_ref()
+        return None
+    except TcpError:
+        return None
+
+
+def _origin(anal: TypeAnalyser, arg: Type, module: str) -> str:
+    """The module whose globals resolve a parameter: the alias's own module when it names an alias."""
+    if isinstance(arg, UnboundType) and not arg.args:
+        sym = anal.lookup_qualified(arg.name, arg, suppress_errors=True)
+        if sym is not None and isinstance(sym.node, TypeAlias):
+            return sym.node.module
+    return module

@@ -1,0 +1,236 @@
+"""Type-checking hooks: axis declarations, inline tensor subscriptions and the five stage calls.
+
+A stage call reads its mapping arguments from the call's expressions, runs the verifier the runtime runs
+(:mod:`tcpdsl.static.stages`), reports a failure with the runtime's text at the call, and otherwise gives
+the call its computed result type: canonical ``Literal`` layouts and the accumulator dtype.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mypy.checker import TypeChecker
+from mypy.nodes import CallExpr, Context, Expression, IndexExpr, IntExpr, MemberExpr, StrExpr
+from mypy.plugin import FunctionContext, MethodContext
+from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, get_proper_type
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import axis
+from tcpdsl.errors import TcpError
+from tcpdsl.static import stages
+from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES
+from tcpdsl.static.phases import checker, checker_env, instance
+from tcpdsl.static.report import inside_string, internal, report, unchecked
+from tcpdsl.static.resolve import Env, build
+from tcpdsl.static.scalars import scalar_fullname, scalar_name
+from tcpdsl.static.texts import expression_source, literal_text
+from tcpdsl.verify.lane_mode import LaneMode
+
+
+# The mapping arguments of each stage method, in the order the runtime reads them.
+STAGE_ARGUMENTS: Final = {
+    "to_trf": ("lane", "element"),
+    "contract_outer": ("out_time", "out_packet"),
+    "contract_packet": ("out_packet",),
+    "contract_time": ("out_time",),
+    "contract_lane": ("out_time", "out_packet"),
+}
+
+
+class Unreadable(Exception):
+    """A stage argument the plugin cannot read statically (a local value, a computed mapping)."""
+
+
+class Located(Exception):
+    """A tcpdsl error in one argument, to be reported where that argument is written."""
+
+    def __init__(self, error: TcpError, where: Context) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.where = where
+
+
+def axis_call(ctx: FunctionContext) -> Type:
+    """``tcp.axis("A", 32)`` is ``Axis[Literal["A"], Literal[32]]``; a bad name or size is the runtime's error."""
+    chk = checker(ctx.api)
+    try:
+        name = _only(ctx.args, 0)
+        size = _only(ctx.args, 1)
+        if not (isinstance(name, StrExpr) and isinstance(size, IntExpr)):
+            return ctx.default_return_type
+        try:
+            axis(name.value, size.value)
+        except TcpError as error:
+            report(chk, error, ctx.context)
+            return ctx.default_return_type
+        str_type, int_type = chk.named_type("builtins.str"), chk.named_type("builtins.int")
+        return instance(chk.modules, AXIS_CLASS, [LiteralType(name.value, str_type), LiteralType(size.value, int_type)])
+    except Exception as exc:
+        internal(chk, exc, ctx.context)
+        return ctx.default_return_type
+
+
+def tensor_call(ctx: FunctionContext) -> Type:
+    """``CollectTensor[...](...)`` subscripted inline: its constructor constraints, checked at the call."""
+    chk = checker(ctx.api)
+    try:
+        if isinstance(ctx.context, CallExpr) and isinstance(ctx.context.callee, IndexExpr):
+            operand = _operand(ctx.default_return_type, checker_env(chk), chk.tree.fullname)
+            if operand is not None:
+                stages.check_constructor(operand)
+    except TcpError as error:
+        report(chk, error, ctx.context)
+    except Unreadable as what:
+        unchecked(chk, str(what), ctx.context)
+    except Exception as exc:
+        internal(chk, exc, ctx.context)
+    return ctx.default_return_type
+
+
+def stage_call(ctx: MethodContext, method: str) -> Type:
+    """One stage call: verify as the runtime does, then compute the result type."""
+    chk = checker(ctx.api)
+    try:
+        return _stage(chk, ctx, method)
+    except Unreadable as what:
+        unchecked(chk, str(what), ctx.context)
+        return ctx.default_return_type
+    except (TcpError, Located) as failure:
+        # The declared result (layouts Any) keeps the typestate and adds no follow-on error.
+        if isinstance(failure, Located):
+            report(chk, failure.error, failure.where)
+        else:
+            report(chk, failure, ctx.context)
+        return ctx.default_return_type
+    except Exception as exc:
+        internal(chk, exc, ctx.context)
+        return ctx.default_return_type
+
+
+def _stage(chk: TypeChecker, ctx: MethodContext, method: str) -> Type:
+    env = checker_env(chk)
+    module = chk.tree.fullname
+    # The arguments are read first: the runtime parses them before any stage rule runs.
+    args = {name: _mapping_arg(ctx, name, method, env, module) for name in STAGE_ARGUMENTS[method]}
+    mode = _lane_mode(ctx) if method == "contract_lane" else LaneMode.INTERLEAVED
+    src = _operand(ctx.type, env, module)
+    if src is None:
+        return ctx.default_return_type
+    if method == "to_trf":
+        out = stages.to_trf(src, args["lane"], args["element"])
+    elif method == "contract_outer":
+        trf = _operand(_arg_type(ctx, "trf"), env, module)
+        if trf is None:
+            return ctx.default_return_type
+        out = stages.contract_outer(src, trf, args["out_time"], args["out_packet"])
+    elif method == "contract_packet":
+        out = stages.contract_packet(src, args["out_packet"])
+    elif method == "contract_time":
+        out = stages.contract_time(src, args["out_time"])
+    else:
+        pre = _pre_reduce_time(chk, ctx, env, module)
+        if pre is None:
+            chk.note(
+                "tcpdsl: the Time before contract_time is not visible here (not a chained call); "
+                "the accumulator capacity is checked as if no Time axis were reduced",
+                ctx.context,
+            )
+            pre = src.map("time")
+        out = stages.contract_lane(src, args["out_time"], args["out_packet"], mode, pre)
+    return _instance(chk, out)
+
+
+def _only(args: list[list[Expression]], index: int) -> Expression | None:
+    return args[index][0] if index < len(args) and len(args[index]) == 1 else None
+
+
+def _arg_index(ctx: MethodContext, name: str) -> int:
+    if name not in ctx.callee_arg_names:
+        raise Unreadable(f"the {name} argument is not visible in this call")
+    return ctx.callee_arg_names.index(name)
+
+
+def _arg_type(ctx: MethodContext, name: str) -> Type:
+    types = ctx.arg_types[_arg_index(ctx, name)]
+    return types[0] if types else AnyType(TypeOfAny.special_form)
+
+
+def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: str) -> Mapping:
+    exprs = ctx.args[_arg_index(ctx, name)]
+    source = expression_source(exprs[0], module) if len(exprs) == 1 else None
+    if source is None:
+        raise Unreadable(f'the {name} mapping of {method} is held in a variable, not written m["..."] or a module-level alias')
+    try:
+        return build(source.text, source.module, env)
+    except TcpError as error:
+        string = exprs[0].index if isinstance(exprs[0], IndexExpr) else exprs[0]
+        raise Located(error, inside_string(error, string, ctx.context)) from error
+
+
+def _operand(typ: Type, env: Env, module: str) -> stages.Operand | None:
+    """A tensor type whose every parameter is concrete, else None (nothing to check)."""
+    proper = get_proper_type(typ)
+    if not isinstance(proper, Instance):
+        return None
+    cls = TENSOR_CLASSES.get(proper.type.fullname)
+    if cls is None or len(proper.args) != len(cls.params):
+        return None
+    dtypes: dict[str, str] = {}
+    maps: dict[str, Mapping] = {}
+    for param, arg in zip(cls.params, proper.args):
+        if param in cls.dtypes:
+            name = scalar_name(arg)
+            if name is None:
+                return None
+            dtypes[param] = name
+            continue
+        text = literal_text(arg)
+        if text is None:
+            return None
+        try:
+            maps[param] = build(text, module, env)
+        except TcpError as error:
+            # The text was valid where it was written; only its axes are not visible from here.
+            raise Unreadable(f"the {param} layout {text!r} of this {cls.name} names axes not visible in this module") from error
+    return stages.Operand(cls, dtypes, maps)
+
+
+def _lane_mode(ctx: MethodContext) -> LaneMode:
+    index = _arg_index(ctx, "mode")
+    if not ctx.args[index]:
+        return LaneMode.INTERLEAVED  # the default of contract_lane
+    expr = _only(ctx.args, index)
+    if isinstance(expr, MemberExpr) and expr.name in LaneMode.__members__:
+        return LaneMode[expr.name]
+    proper = get_proper_type(_arg_type(ctx, "mode"))
+    literal = proper.last_known_value if isinstance(proper, Instance) else proper
+    if isinstance(literal, LiteralType) and isinstance(literal.value, str) and literal.value in LaneMode.__members__:
+        return LaneMode[literal.value]
+    raise Unreadable("the mode of contract_lane is not written LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL")
+
+
+def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, env: Env, module: str) -> Mapping | None:
+    """The Time entering contract_time, when the receiver is visibly ``<packet tensor>.contract_time(...)``."""
+    call = ctx.context
+    if not (isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr)):
+        return None
+    receiver = call.callee.expr
+    if not (isinstance(receiver, CallExpr) and isinstance(receiver.callee, MemberExpr)):
+        return None
+    if receiver.callee.name != "contract_time":
+        return None
+    before = chk.lookup_type_or_none(receiver.callee.expr)
+    operand = _operand(before, env, module) if before is not None else None
+    return operand.map("time") if operand is not None else None
+
+
+def _instance(chk: TypeChecker, t: stages.Operand) -> Instance:
+    str_type = chk.named_type("builtins.str")
+    args: list[Type] = []
+    for param in t.cls.params:
+        if param in t.cls.dtypes:
+            args.append(instance(chk.modules, scalar_fullname(t.dtype(param)), []))
+        else:
+            args.append(LiteralType(str(t.map(param)), str_type))
+    return instance(chk.modules, t.cls.fullname, args)
+

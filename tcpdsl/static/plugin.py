@@ -1,0 +1,73 @@
+"""The mypy plugin object: which hook serves which full name, and the cache key of the plugin's logic."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import ClassVar, Final
+
+from mypy.options import Options
+from mypy.plugin import (
+    AnalyzeTypeContext,
+    DynamicClassDefContext,
+    FunctionContext,
+    MethodContext,
+    Plugin,
+    ReportConfigContext,
+)
+from mypy.types import Type
+
+from tcpdsl.static.annotations import analyze_literal, analyze_tensor
+from tcpdsl.static.calls import axis_call, stage_call, tensor_call
+from tcpdsl.static.declarations import axis_declaration
+from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, STAGES, TENSOR_CLASSES
+
+# The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
+_LOGIC: Final = ("syntax", "algebra", "verify", "static")
+
+
+def logic_digest() -> str:
+    """A digest of the grammar, algebra, verifier and plugin sources."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for package in _LOGIC:
+        for path in sorted((root / package).glob("*.py")):
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+class TcpdslPlugin(Plugin):
+    """Mapping texts, constructor constraints and stage rules, checked with the runtime's own code."""
+
+    # Set by the entry module: the versions that key mypy's cache.
+    version: ClassVar[str] = "unknown"
+
+    def __init__(self, options: Options) -> None:
+        super().__init__(options)
+        self._config = {"tcpdsl": self.version, "logic": logic_digest()}
+
+    def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
+        if fullname in LITERAL_NAMES:
+            return analyze_literal
+        cls = TENSOR_CLASSES.get(fullname)
+        return partial(analyze_tensor, cls=cls) if cls is not None else None
+
+    def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
+        if fullname in AXIS_FUNCTIONS:
+            return axis_call
+        return tensor_call if fullname in TENSOR_CLASSES else None
+
+    def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
+        if fullname in STAGES:
+            return partial(stage_call, method=fullname.rpartition(".")[2])
+        return None
+
+    def get_dynamic_class_hook(self, fullname: str) -> Callable[[DynamicClassDefContext], None] | None:
+        return axis_declaration if fullname in AXIS_FUNCTIONS else None
+
+    def report_config_data(self, ctx: ReportConfigContext) -> dict[str, str]:
+        del ctx
+        return dict(self._config)

@@ -1,0 +1,25 @@
+"""Invalid: 8 lanes x 32 kept Time cells x 32 packet cells overflow the accumulator (contract_lane BufferExceeded)."""
+
+# runtime: contract_lane BufferExceeded
+import tcpdsl as tcp
+from tcpdsl import m
+
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+R = tcp.axis("R", 2)
+
+Chip = m["1"]
+Cluster = m["1 # 2"]
+Slice = m["1 # 256"]
+
+Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["R, A, B / 16"], m["B % 16"]]
+Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B % 16"]]
+
+
+@tcp.kernel
+def kernel(x: Stream, w: Weights) -> tcp.ContractTensor[tcp.f32, Chip, Cluster, Slice, m["A, B"], m["C"]]:
+    trf = w.to_trf(lane=m["C"], element=m["B"])
+    outer = x.contract_outer(trf, out_time=m["R, A"], out_packet=m["B"])
+    packet = outer.contract_packet(out_packet=m["B"])
+    return packet.contract_time(out_time=m["A"]).contract_lane(out_time=m["A, B"], out_packet=m["C"], mode=tcp.LaneMode.INTERLEAVED)  # E: tcpdsl-layout BufferExceeded

@@ -1,0 +1,23 @@
+"""Valid: a mapping held in a local variable is accepted; the plugin notes it cannot check that call."""
+
+# runtime: valid
+import tcpdsl as tcp
+from tcpdsl import m
+
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+
+Chip = m["1"]
+Cluster = m["1 # 2"]
+Slice = m["1 # 256"]
+
+Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A, B / 16"], m["B % 16"]]
+Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B % 16"]]
+
+
+@tcp.kernel
+def kernel(x: Stream, w: Weights) -> object:
+    trf = w.to_trf(lane=m["C"], element=m["B"])
+    rows = tcp.parse("A", {"A": 32})
+    return x.contract_outer(trf, out_time=rows, out_packet=m["B"])  # N: cannot be checked statically
