@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
-import tempfile
 import types
 from pathlib import Path
 
 import pytest
+from mypy_runner import run_mypy
 
 import tcpdsl as tcp
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
@@ -77,20 +76,7 @@ def test_example_agrees_with_the_oracle(name: str, evaluator: str) -> None:
 
 
 def test_examples_type_check_strictly_without_the_plugin() -> None:
-    from mypy import api
-
     files = [str(EXAMPLES / f"{n}.py") for n in KERNEL_EXAMPLES]
-    cache = Path(tempfile.gettempdir()) / "tcpdsl-examples-mypy-cache"
-    stubs = EXAMPLES.parent / "stubs"
-    old = os.environ.get("MYPYPATH")
-    if stubs.is_dir():
-        os.environ["MYPYPATH"] = str(stubs)
-    try:
-        out, err, status = api.run(["--strict", "--cache-dir", str(cache), "--no-error-summary", *files])
-    finally:
-        if old is None:
-            os.environ.pop("MYPYPATH", None)
-        else:
-            os.environ["MYPYPATH"] = old
-    example_errors = [line for line in out.splitlines() if "examples" in line]
+    out = run_mypy(files, plugin=False, cache_name="tcpdsl-plain-mypy-cache")
+    example_errors = [line for line in out if "examples" in line]
     assert example_errors == [], "\n".join(example_errors)

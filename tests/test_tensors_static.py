@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import textwrap
 from pathlib import Path
 
-from mypy import api
-
-ROOT = Path(__file__).resolve().parent.parent
+from mypy_runner import run_mypy
 
 PROBE = textwrap.dedent(
     '''
@@ -56,19 +52,8 @@ PROBE = textwrap.dedent(
 def _mypy(tmp_path: Path) -> list[str]:
     probe = tmp_path / "probe.py"
     probe.write_text(PROBE)
-    cache = Path(tempfile.gettempdir()) / "tcpdsl-examples-mypy-cache"
-    stubs = ROOT / "stubs"
-    old = os.environ.get("MYPYPATH")
-    if stubs.is_dir():
-        os.environ["MYPYPATH"] = str(stubs)
-    try:
-        out, _, _ = api.run(["--strict", "--cache-dir", str(cache), "--no-error-summary", str(probe)])
-    finally:
-        if old is None:
-            os.environ.pop("MYPYPATH", None)
-        else:
-            os.environ["MYPYPATH"] = old
-    return [line.split("probe.py:", 1)[1] for line in out.splitlines() if "probe.py:" in line]
+    out = run_mypy([str(probe)], plugin=False, cache_name="tcpdsl-plain-mypy-cache")
+    return [line.split("probe.py:", 1)[1] for line in out if "probe.py:" in line]
 
 
 def _line(marker: str) -> int:
