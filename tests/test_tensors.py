@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import typing
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -519,3 +521,14 @@ def test_contraction_results_are_not_built_directly(dev: tcp.Device) -> None:
     with pytest.raises(LayoutError) as info:
         Stream(dev.main)
     assert info.value.rule == "Arguments"
+
+
+def test_explain_draws_the_layout_when_asked(dev: tcp.Device, tmp_path: Path) -> None:
+    x = Stream(dev.main, tcp.Tensor(X, "A B"))
+    picture = tmp_path / "stream.svg"
+    text = x.explain(svg=picture)
+    assert text == x.explain()
+    root = ET.fromstring(picture.read_text())
+    labels = "".join(root.itertext())
+    for dim in ("Chip", "Cluster", "Slice", "Time", "Packet"):
+        assert dim in labels

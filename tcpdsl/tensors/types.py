@@ -16,7 +16,9 @@ with concrete arguments is a checked, callable hint (see :mod:`tcpdsl.tensors.hi
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
+from pathlib import Path
 from types import FrameType
 from typing import Any, Generic, TypeVar, overload
 
@@ -25,6 +27,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.pictures import tensor_svg
 from tcpdsl.tensors.backend import get as get_evaluator
 from tcpdsl.tensors.carrier import Chain, Operand
 from tcpdsl.tensors.device import TuContext
@@ -180,7 +183,13 @@ class TensorBase(Subscriptable):
         """The buffer over the physical layout, padding included, one numpy dimension per layout parameter."""
         raise NotImplementedError
 
-    def explain(self) -> str:
+    def explain(self, svg: str | os.PathLike[str] | None = None) -> str:
+        """The derived stage parameters as text; with ``svg``, also draw the layout to that file."""
+        if svg is not None:
+            Path(svg).write_text(tensor_svg(self.layout, title=self._spec.text()))
+        return self._describe()
+
+    def _describe(self) -> str:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -247,7 +256,7 @@ class _Source(TensorBase):
         flat = to_physical(self._tensor.values, self._tensor.axes, self.mapping, 0)
         return flat.reshape(self._dims())
 
-    def explain(self) -> str:
+    def _describe(self) -> str:
         return describe_source(self._spec, self._tensor, self._trf_params)
 
     def __repr__(self) -> str:
@@ -478,7 +487,7 @@ class _Result(TensorBase):
     def physical(self) -> Array:
         return self._flat().reshape(self._dims())
 
-    def explain(self) -> str:
+    def _describe(self) -> str:
         return describe_chain(self._spec, self._chain)
 
     def _mapping_arg(self, value: object, stage: str, what: str) -> Mapping:
