@@ -9,7 +9,6 @@ The mapping itself is built by :func:`tcpdsl.algebra.scope.parse`, exactly as th
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from collections.abc import Mapping as MappingOf
 from dataclasses import dataclass
@@ -37,11 +36,10 @@ from mypy.types import Instance, LiteralType, get_proper_type
 
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import axis, parse
-from tcpdsl.errors import LayoutError
+from tcpdsl.errors import LayoutError, MappingSyntaxError
 from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS
+from tcpdsl.syntax import parse_expression
 
-_ESCAPE: Final = re.compile(r"\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}")
-_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _MAX_ESCAPE_DEPTH: Final = 16
 
 
@@ -66,10 +64,15 @@ class Env:
 
 
 def names_in(text: str) -> tuple[list[str], list[str]]:
-    """``(axis names, escape names)`` mentioned by ``text``; malformed text is left to the parser."""
-    escapes = _ESCAPE.findall(text)
-    bare = _IDENT.findall(_ESCAPE.sub(" ", text))
-    return [name for name in dict.fromkeys(bare) if name[0].isupper()], list(dict.fromkeys(escapes))
+    """``(axis names, escape names)`` mentioned by ``text``, as the parser reads them.
+
+    Malformed text names nothing here: ``parse`` then reports the syntax error itself.
+    """
+    try:
+        parsed = parse_expression(text)
+    except MappingSyntaxError:
+        return [], []
+    return list(parsed.axis_names), list(dict.fromkeys(parsed.splice_names + parsed.number_names))
 
 
 def build(text: str, module: str, env: Env, depth: int = 0) -> Mapping:
