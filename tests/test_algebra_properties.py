@@ -182,3 +182,32 @@ def test_padding_queries_follow_the_slots(e: Mapping) -> None:
     stripped = remove_padding(e)
     assert stripped.size <= normalize(e).size
     assert normalize(stripped).same_structure(stripped)
+
+
+@st.composite
+def interleaved_splits(draw: st.DrawFn) -> Mapping:
+    """Two (often padded) operands, each split into ``/ n`` and ``% n`` digits and interleaved like
+    the Zz layout, so that ragged digits must pool with their axis's finer digits."""
+    sides = []
+    for names in (("A", "B", "C"), ("D", "E", "F")):
+        e = draw(trees(depth=2, names=names))
+        if draw(st.booleans()):
+            e = Padding(e, draw(st.integers(e.size, 2 * e.size + 3)), draw(st.sampled_from(list(PaddingKind))))
+        # A size-1 major piece still ranks its operand's padding (engine §1.7), which no slot keeps.
+        n = draw(st.sampled_from(divisors(e.size)[:-1] or [1]))
+        sides.append((e, n))
+    (a, n), (b, k) = sides
+    assume(distinct_pieces(Pair(a, b)) and a.size * b.size <= 4 * MAX_SIZE)
+    order = draw(st.sampled_from([(0, 1, 2, 3), (0, 2, 1, 3), (1, 0, 2, 3)]))
+    pieces = [Stride(a, n), Stride(b, k), Modulo(a, n), Modulo(b, k)]
+    return Pair(pieces[order[0]], Pair(pieces[order[1]], Pair(pieces[order[2]], pieces[order[3]])))
+
+
+@laws
+@given(st.one_of(trees(), interleaved_splits()))
+def test_canonical_text_holds_the_same_cells(e: Mapping) -> None:
+    slots = slots_of(e)
+    assume(all(decode(slots, i) == evaluate(e, i) for i in range(e.size)))  # normalize is faithful here
+    again = parse(str(e), e.axis_sizes())
+    assert equivalent(again, e), (e.text, str(e))
+    assert str(again) == str(e)

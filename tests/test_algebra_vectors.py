@@ -417,3 +417,52 @@ def test_equivalent_needs_equal_sizes() -> None:
     assert not equivalent(P("A", A=4), P("A # 8", A=4))
     assert not equivalent(P("A # 8", A=4), P("A #{0} 8", A=4))
     assert equivalent(P("A / 2, A % 2", A=4), P("A", A=4))
+
+
+# -- canonical text is cell-faithful: ragged digits pool on one shared padded operand -------------
+
+ZZ_17x3 = "M #{0} 32 / 16, S #{0} 4 / 2, M #{0} 32 % 16, S #{0} 4 % 2"
+
+RAGGED_TEXTS = [
+    # the Ascend Zz layout of a 17x3 scale matrix: both digits of each axis on its padded operand
+    (ZZ_17x3, {"M": 17, "S": 3}, ZZ_17x3),
+    # reversed digit order: the ragged digit's own padding joins the operand (R # 16, not R # 8 # 4)
+    ("A # 16 % 4, B, A # 16 / 4", {"A": 5, "B": 2}, "A # 16 % 4, B, A # 16 / 4"),
+    # three digits of one axis, interleaved with two others
+    ("A # 32 / 8, B, A # 32 / 2 % 4, C, A # 32 % 2", {"A": 21, "B": 2, "C": 3},
+     "A # 32 / 8, B, A # 32 / 2 % 4, C, A # 32 % 2"),
+    # a Zz layout whose N digits rejoin: only the ragged S digits share an operand
+    ("Batch0, N #{0} 16 / 16, S #{0} 6 / 2, N #{0} 16 % 16, S #{0} 6 % 2", {"Batch0": 2, "N": 9, "S": 5},
+     "Batch0, S #{0} 6 / 2, N #{0} 16, S #{0} 6 % 2"),
+    # a ragged digit with nothing to pool with keeps its own minimal operand
+    ("R # 16 / 4, A", {"R": 5, "A": 3}, "R # 8 / 4 # 4, A"),
+]
+
+
+@pytest.mark.parametrize(("text", "sizes", "expected"), RAGGED_TEXTS)
+def test_canonical_text_of_ragged_digits_holds_the_same_cells(text: str, sizes: dict[str, int],
+                                                               expected: str) -> None:
+    m = parse(text, sizes)
+    assert str(m) == expected
+    again = parse(expected, sizes)
+    assert again == m and equivalent(again, m)
+    assert normalize(again).same_structure(normalize(m))
+
+
+def test_zz_canonical_text_pads_instead_of_overshooting() -> None:
+    sizes = {"M": 17, "S": 3}
+    again = parse(str(parse(ZZ_17x3, sizes)), sizes)
+    assert evaluate(again, 33) == Pad(ZERO)  # S = 2 + 1: past the axis, inside S #{0} 4
+    assert evaluate(again, 66) == Pad(ZERO)  # M = 17: past the axis, inside M #{0} 32
+    # The free-standing cut the old text used: the two S digits no longer share an operand.
+    split = P("M #{0} 32 / 16, S #{0} 4 / 2, M #{0} 32 % 16, S = 2", M=17, S=3)
+    assert split == again and not equivalent(split, again)
+
+
+def test_overshoot_stays_a_live_cell() -> None:
+    # The ideal evaluator does not finalize (engine §1.6): an overshooting coordinate is a live
+    # index past the axis, distinct from padding, and left to the consumer to refuse or mask.
+    m = P("S # 4 / 2, S = 2", S=3)
+    assert evaluate(m, 3) == idx(S=3)
+    assert evaluate(P("S # 4", S=3), 3) == Pad(TOP)
+    assert m == P("S # 4", S=3) and not equivalent(m, P("S # 4", S=3))

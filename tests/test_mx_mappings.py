@@ -74,11 +74,6 @@ def test_texts_parse_back() -> None:
         assert parse(str(lm.mapping), lm.sizes) == lm.mapping
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=LayoutError,
-    reason="the canonical text splits a ragged padded digit into `S #{0} 4 / 2` and `S = 2`, whose cells overshoot",
-)
 def test_canonical_text_lays_out_the_same_buffer() -> None:
     lm = zz_mapping((17, 3))
     src = _source((17, 3))

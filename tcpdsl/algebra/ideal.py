@@ -13,6 +13,12 @@ uses, keyed by structure and rank, so a repeated factor such as ``[1 # 8, 1 # 8]
 A position past the end of a sub-expression (only reachable through a growing resize built directly
 from the node classes) yields :data:`OUT_OF_BOUNDS` when it is the most major event, exactly as the
 type-level ``combine`` propagates an out-of-bounds minor cell.
+
+A summed symbol coordinate at or past the axis size (the *modulo overshoot* of engine §1.6) stays a
+live :class:`Index` here, on purpose: this is the unfinalized cell, the oracle ``normalize`` and the
+canonical text are checked against, and §1.6 leaves the non-live kind of an overshoot unknown.
+Keeping it visible lets ``equivalent`` tell an overshoot from padding, and lets the consumers that
+finalize cells (placement, ``apply_mapping``) refuse or mask it with their own policy.
 """
 
 from __future__ import annotations

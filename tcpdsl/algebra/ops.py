@@ -10,7 +10,7 @@ from functools import lru_cache
 
 from tcpdsl.algebra.ideal import evaluate
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping
-from tcpdsl.algebra.render import render, render_slot
+from tcpdsl.algebra.render import clear_render_caches, render
 from tcpdsl.algebra.slots import (
     Bcast,
     Composite,
@@ -200,6 +200,6 @@ def _composite_axes(slots: Slots) -> set[str]:
 def clear_caches() -> None:
     """Forget every cached normal form and operation result (for cold-start measurements)."""
     clear_norm_cache()
-    render_slot.cache_clear()
+    clear_render_caches()
     for cached in (_normalize, _split_at, _padding_per_stride, _divide):
         cached.cache_clear()
