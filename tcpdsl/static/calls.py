@@ -87,23 +87,37 @@ def tensor_call(ctx: FunctionContext) -> Type:
     return ctx.default_return_type
 
 
+def stage_site(call: Context) -> Context:
+    """Where a stage call is written: the line of its method name.
+
+    mypy places a call at the start of its whole expression, which for a chain
+    ``x.contract_outer(...)\n.contract_packet(...)`` is the first stage's line.
+    """
+    if isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr):
+        callee = call.callee
+        if callee.end_line is not None and callee.end_column is not None:
+            return Context(line=callee.end_line, column=max(0, callee.end_column - len(callee.name)))
+    return call
+
+
 def stage_call(ctx: MethodContext, method: str) -> Type:
     """One stage call: verify as the runtime does, then compute the result type."""
     chk = checker(ctx.api)
+    site = stage_site(ctx.context)
     try:
         return _stage(chk, ctx, method)
     except Unreadable as what:
-        unchecked(chk, str(what), ctx.context)
+        unchecked(chk, str(what), site)
         return ctx.default_return_type
     except (TcpError, Located) as failure:
         # The declared result (layouts Any) keeps the typestate and adds no follow-on error.
         if isinstance(failure, Located):
             report(chk, failure.error, failure.where)
         else:
-            report(chk, failure, ctx.context)
+            report(chk, failure, site)
         return ctx.default_return_type
     except Exception as exc:
-        internal(chk, exc, ctx.context)
+        internal(chk, exc, site)
         return ctx.default_return_type
 
 
