@@ -245,6 +245,13 @@ def test_parse_rejects_bad_sizes(size: object) -> None:
     assert error.rule == "InvalidAxisSize"
 
 
+@pytest.mark.parametrize("size", [True, 1.0])
+def test_a_cached_text_still_rejects_a_bad_size_equal_to_a_good_one(size: object) -> None:
+    parse("A, B", {"A": 1, "B": 2})
+    error = layout_error(lambda: parse("A, B", {"A": size, "B": 2}))  # type: ignore[dict-item]
+    assert error.rule == "InvalidAxisSize"
+
+
 @pytest.mark.parametrize(
     ("text", "size"), [("A = 4", 4), ("A # 4", 4), ("A % 4", 4), ("A / 4", 1), ("A / 2 = 1", 1), ("A % 2 #{!} 2", 2)]
 )

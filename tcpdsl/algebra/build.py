@@ -114,7 +114,7 @@ def _not_an_axis(text: str, name: str, scope: Scope) -> LayoutError:
             f"{name} is bound to a value of type {type(value).__name__}, not an axis ({where})",
             f"declare the axis with {name} = axis(\"{name}\", size)",
         )
-    known = sorted(set(scope.axis_names()))
+    known = sorted({known for known in scope.axis_names() if isinstance(known, str)})
     close = difflib.get_close_matches(name, known, n=3)
     if close:
         hint = "did you mean " + " or ".join(close) + "?"

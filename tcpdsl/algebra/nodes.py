@@ -10,12 +10,35 @@ from typing import TYPE_CHECKING, Final
 
 from tcpdsl.algebra.cells import Cell, PaddingKind
 from tcpdsl.errors import LayoutError
+from tcpdsl.syntax.lexer import MAX_DIGITS
 
 if TYPE_CHECKING:
     from tcpdsl.algebra.ops import Slot
 
 Key = tuple[object, ...]
 MAPPING_STAGE: Final = "mapping"
+# The largest number the lexer reads (MAX_DIGITS decimal digits), hence the largest mapping size.
+MAX_SIZE: Final = 10**MAX_DIGITS - 1
+
+
+def as_int(value: object, what: str, operation: str) -> int:
+    """``value`` as a Python int, or a LayoutError naming ``operation``: floats, strings and bools are refused."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise LayoutError(
+            MAPPING_STAGE, "NotAnInt", f"{operation} takes an int {what}, got {value!r} ({type(value).__name__})",
+            f"pass a whole number as the {what}",
+        )
+    return int(value.__index__())  # type: ignore[attr-defined]
+
+
+def as_mapping(value: object, operation: str) -> Mapping:
+    """``value`` itself when it is a :class:`Mapping`, else a LayoutError naming ``operation``."""
+    if not isinstance(value, Mapping):
+        raise LayoutError(
+            MAPPING_STAGE, "NotAMapping", f"{operation} takes mappings, got {type(value).__name__} {value!r:.80}",
+            'build one with m["..."] or tcp.parse(text, sizes)',
+        )
+    return value
 
 
 class Mapping:
@@ -28,6 +51,12 @@ class Mapping:
     height: int
 
     def __init__(self, size: int, key: Key, height: int) -> None:
+        if size > MAX_SIZE:
+            # Every number of a canonical text is at most the size, so this keeps str() parseable.
+            raise LayoutError(
+                MAPPING_STAGE, "SizeTooLarge", f"a mapping of {size} cells is larger than the {MAX_SIZE} a mapping text can write",
+                "no buffer is that large: check the axis sizes and the padding",
+            )
         self.size = size
         self.key = key
         self.height = height
@@ -88,7 +117,7 @@ class Mapping:
         """The cell at position ``i`` under the position-additive semantics (engine §1.7)."""
         from tcpdsl.algebra.ideal import evaluate
 
-        return evaluate(self, i)
+        return evaluate(self, as_int(i, "position", "cell"))
 
     def normalize(self) -> Mapping:
         """The canonical slot form (engine §1.8), rendered back as a mapping."""
@@ -120,6 +149,7 @@ class Mapping:
 
     # -- value-level constructors (engine §1.2): no-ops where trivial, strict otherwise -------
     def pair(self, inner: Mapping) -> Mapping:
+        inner = as_mapping(inner, "pair")
         if self.is_identity:
             return inner
         if inner.is_identity:
@@ -127,6 +157,7 @@ class Mapping:
         return Pair(self, inner)
 
     def stride(self, s: int) -> Mapping:
+        s = as_int(s, "stride", "stride")
         if s == 1:
             return self
         if s <= 0 or self.size % s:
@@ -134,6 +165,7 @@ class Mapping:
         return Stride(self, s)
 
     def modulo(self, m: int) -> Mapping:
+        m = as_int(m, "modulus", "modulo")
         if m == self.size:
             return self
         if m <= 0 or self.size % m:
@@ -141,6 +173,7 @@ class Mapping:
         return Modulo(self, m)
 
     def resize(self, r: int) -> Mapping:
+        r = as_int(r, "size", "resize")
         if r == self.size:
             return self
         if r <= 0 or r > self.size:
@@ -148,6 +181,10 @@ class Mapping:
         return Resize(self, r)
 
     def padding(self, p: int, kind: PaddingKind = PaddingKind.TOP) -> Mapping:
+        p = as_int(p, "size", "padding")
+        if not isinstance(kind, PaddingKind):
+            raise LayoutError(MAPPING_STAGE, "PaddingKind", f"padding kind must be a PaddingKind, got {kind!r}",
+                              "use PaddingKind.TOP, ZERO or BOTTOM")
         if p == self.size:
             return self
         if p < self.size:

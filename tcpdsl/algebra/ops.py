@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tcpdsl.algebra.ideal import evaluate
-from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping
+from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, as_int, as_mapping
 from tcpdsl.algebra.render import clear_render_caches, render
 from tcpdsl.algebra.slots import (
     Bcast,
@@ -48,7 +48,7 @@ def slots_of(m: Mapping) -> tuple[Slot, ...]:
 
 def normalize(m: Mapping) -> Mapping:
     """The canonical form: ``Pair(outermost, Pair(..., innermost))`` of single-axis factors."""
-    return _normalize(StructKey(m))
+    return _normalize(StructKey(as_mapping(m, "normalize")))
 
 
 @lru_cache(maxsize=65536)
@@ -58,6 +58,8 @@ def _normalize(ck: StructKey) -> Mapping:
 
 def split_at(m: Mapping, n: int) -> tuple[Mapping, Mapping]:
     """``(outer, inner)``: ``inner`` keeps the first ``n`` cells, ``outer`` strides past them."""
+    m = as_mapping(m, "split_at")
+    n = as_int(n, "split point", "split_at")
     if n <= 0 or m.size % n:
         raise LayoutError(MAPPING_STAGE, "SplitIndivisible", f"cannot split {m.text} (size {m.size}) at {n}",
                           hint=f"split at a divisor of {m.size}")
@@ -72,7 +74,7 @@ def _split_at(ck: StructKey, n: int) -> tuple[Mapping, Mapping]:
 
 def remove_padding(m: Mapping) -> Mapping:
     """Drop outer padding: pure-pad slots at the outer end, then the padding of the first live slot."""
-    slots = list(norm(m))
+    slots = list(norm(as_mapping(m, "remove_padding")))
     while slots and slots[-1].live is None:
         slots.pop()
     if slots:
@@ -83,7 +85,7 @@ def remove_padding(m: Mapping) -> Mapping:
 
 def padding_per_stride(m: Mapping) -> dict[int, int]:
     """Cumulative stride -> padded extent of each normalized factor, innermost first."""
-    return dict(_padding_per_stride(StructKey(m)))
+    return dict(_padding_per_stride(StructKey(as_mapping(m, "padding_per_stride"))))
 
 
 @lru_cache(maxsize=65536)
@@ -101,6 +103,7 @@ def _padding_per_stride(ck: StructKey) -> tuple[tuple[int, int], ...]:
 
 def equivalent(a: Mapping, b: Mapping) -> bool:
     """Equal size and equal cells at every position under the ideal semantics (engine §1.7)."""
+    a, b = as_mapping(a, "equivalent"), as_mapping(b, "equivalent")
     return a.size == b.size and all(_same(evaluate(a, i), evaluate(b, i)) for i in range(a.size))
 
 
@@ -133,6 +136,7 @@ def divide_exact(dividend: Mapping, divisor: Mapping) -> list[DivideTerm]:
 
 def divide_terms_or_reason(dividend: Mapping, divisor: Mapping) -> list[DivideTerm] | str:
     """The terms of ``dividend ÷ divisor``, or the reason the division is not exact."""
+    dividend, divisor = as_mapping(dividend, "divide_exact"), as_mapping(divisor, "divide_exact")
     result = _divide(StructKey(dividend), StructKey(divisor))
     return result if isinstance(result, str) else list(result)
 

@@ -21,7 +21,7 @@ from functools import lru_cache
 from typing import Final
 
 from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import IDENTITY, Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
+from tcpdsl.algebra.nodes import IDENTITY, MAX_SIZE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Rag, Slot, Slots, norm, size_of
 from tcpdsl.errors import LayoutError
 
@@ -158,6 +158,8 @@ def _digit_terms(d: Digit) -> Iterator[Mapping]:
     if d.rag is not None:
         rag = d.rag
         r = d.stride // rag.base
+        if d.count * r > MAX_SIZE:  # no text can write that padding
+            return
         for base in _plain_digit_terms(d.sym, d.n, rag.base, rag.limit):
             yield Stride(Padding(base, d.count * r, rag.kind), r)
         return
@@ -196,7 +198,7 @@ def _plain_digit_terms(sym: str, n: int, stride: int, count: int) -> Iterator[Ma
         yield _keep(strided, count, True)
     if stride * count <= n:
         yield Stride(Resize(axis, stride * count), stride)
-    if stride * count > n:
+    if n < stride * count <= MAX_SIZE:
         yield Stride(Padding(axis, stride * count), stride)
 
 
@@ -210,14 +212,15 @@ def _composite_terms(c: Composite, slot: Slot) -> Iterator[Mapping]:
     total = size_of(c.inner)
     span = c.stride * c.count
     bases: list[Mapping] = [inner]
-    if c.stride * slot.extent > total:
+    if total < c.stride * slot.extent <= MAX_SIZE:
         bases.append(Padding(inner, c.stride * slot.extent, slot.kind))
-    if c.stride == 1 and c.count > total:
+    if c.stride == 1 and total < c.count <= MAX_SIZE:
         bases.append(Padding(inner, c.count))
     cuts = sorted(range(span, min(total, span + _CUT_SEARCH * c.stride), c.stride), key=lambda k: (k % span != 0, k))
     bases.extend(Resize(inner, cut) for cut in cuts)
     # last resort: the cut of a composite made by padding the operand with a kind it cannot absorb
-    bases.extend(Padding(inner, p, kind) for p in range(total + 1, total + _PAD_SEARCH) for kind in PaddingKind)
+    pads = range(total + 1, min(total + _PAD_SEARCH, MAX_SIZE + 1))  # past MAX_SIZE no text can write them
+    bases.extend(Padding(inner, p, kind) for p in pads for kind in PaddingKind)
     chains = [(c.stride,)] + [(d, c.stride // d) for d in range(2, c.stride) if c.stride % d == 0]
     for base in bases:
         for chain in chains:

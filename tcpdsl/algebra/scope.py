@@ -59,7 +59,37 @@ def axis(name: NameT, size: SizeT) -> Axis[NameT, SizeT]:
 
 def parse(text: str, sizes: MappingABC[str, int], env: MappingABC[str, Mapping | int] | None = None) -> Mapping:
     """Parse ``text`` with explicit axis ``sizes``; ``env`` resolves ``{Name}`` escapes."""
+    if type(sizes) is not dict or not (env is None or type(env) is dict):
+        _check_scope(sizes, env)
+    if type(text) is str:
+        parsed = parse_expression(text)
+        if not parsed.splice_names and not parsed.number_names:
+            # The hit path: look the memo up by the sizes as given, before building scope and bindings.
+            given = tuple(map(sizes.get, parsed.axis_names))
+            try:
+                found = _built.get((text, given))
+            except TypeError:  # an unhashable size: the full path below refuses it
+                found = None
+            if found is not None:
+                # A hit proves every size equal to a validated one, but True, 4.0 or np.int64(4) compare
+                # equal too; only exact ints are sure to pass the validation skipped here.
+                for size in given:
+                    if type(size) is not int:
+                        break
+                else:
+                    return found
+        return _resolve(parsed, _ExplicitScope(sizes, env or {}))
     return _resolve(_parsed(text), _ExplicitScope(sizes, env or {}))
+
+
+def _check_scope(sizes: object, env: object) -> None:
+    """Refuse ``sizes`` or ``env`` that are not mappings (checked before the memo reads them)."""
+    for what, given in (("sizes", sizes), ("env", {} if env is None else env)):
+        if not isinstance(given, MappingABC):
+            raise LayoutError(
+                MAPPING_STAGE, "InvalidScope", f"parse() takes {what} as a dict, got {type(given).__name__}",
+                'pass sizes such as {"A": 32} and an env such as {"Tile": m["A"], "N": 8}',
+            )
 
 
 class _MappingSyntax:
@@ -69,7 +99,17 @@ class _MappingSyntax:
 
     def __getitem__(self, text: str) -> Mapping:
         frame = sys._getframe(1)
-        return _resolve(_parsed(text), _FrameScope(frame.f_locals, frame.f_globals))
+        local_names, global_names = frame.f_locals, frame.f_globals
+        if type(text) is str:
+            parsed = parse_expression(text)
+            if not parsed.splice_names and not parsed.number_names:
+                # The hit path, as in parse; an Axis validated its size when it was declared.
+                given = _declared_sizes(parsed.axis_names, local_names, global_names)
+                found = None if given is None else _built.get((text, given))
+                if found is not None:
+                    return found
+            return _resolve(parsed, _FrameScope(local_names, global_names))
+        return _resolve(_parsed(text), _FrameScope(local_names, global_names))
 
     def __repr__(self) -> str:
         return "m"
@@ -86,7 +126,23 @@ def _parsed(text: object) -> Parsed:
     return parse_expression(text)
 
 
+def _declared_sizes(
+    names: tuple[str, ...], local_names: MappingABC[str, object], global_names: MappingABC[str, object]
+) -> tuple[int, ...] | None:
+    """The sizes of the axes ``names`` as :class:`_FrameScope` resolves them, or None if one is not an axis."""
+    sizes = []
+    for name in names:
+        found = local_names.get(name, MISSING)
+        if found is MISSING:
+            found = global_names.get(name, MISSING)
+        if not isinstance(found, Axis) or found.name != name:
+            return None
+        sizes.append(found.n)
+    return tuple(sizes)
+
+
 def _resolve(parsed: Parsed, scope: _ExplicitScope | _FrameScope) -> Mapping:
+    # The key of a text without escapes must equal the one the hit paths of parse and m[...] build.
     bindings = bind(parsed, scope)
     key = (parsed.text, bindings.cache_key())
     found = _built.get(key)

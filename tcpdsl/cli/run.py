@@ -110,7 +110,7 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
         result.passed = check.passed
         if not check.passed:
             result.error = f"result differs from the oracle: max error {check.max_error:.3g} > tolerance {check.tolerance:.3g}"
-    except Exception as error:  # any failure of a user kernel is a FAIL of that kernel, not of the run
+    except (Exception, SystemExit) as error:  # any failure (sys.exit too) of a user kernel is a FAIL, not a crash
         result.passed = False
         result.error = _failure(error)
     result.output = output.getvalue()
@@ -127,7 +127,7 @@ def run_main(module: types.ModuleType, file: Path) -> KernelResult:
         with contextlib.redirect_stdout(output):
             module.main()
         result.passed = True
-    except Exception as error:  # the example's own failure, reported as FAIL
+    except (Exception, SystemExit) as error:  # the example's own failure (sys.exit too), reported as FAIL
         result.passed = False
         result.error = _failure(error)
     result.output = output.getvalue()
@@ -147,7 +147,7 @@ def run_path(path: Path, seed: int, evaluator: str, progress: Any) -> RunSummary
             with contextlib.redirect_stdout(io.StringIO()):
                 module = load(file, index)
             kernels = kernels_in(module)
-        except Exception as error:  # an example that does not even import is a failure
+        except (Exception, SystemExit) as error:  # an example that does not even import (or exits) is a failure
             message = _failure(error)
             summary.results.append(KernelResult(str(file), "(import)", "import", passed=False, error=message))
             print(f"    import failed: {message.splitlines()[0]}", file=progress, flush=True)

@@ -102,7 +102,7 @@ def e8m0_decode(codes: npt.ArrayLike) -> npt.NDArray[np.float64]:
 
 def e8m0_encode(exponent: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     """The E8M0 code of ``2**exponent`` for integer exponents in ``-127..127``."""
-    e = np.asarray(exponent)
+    e = read_array(exponent, MX_STAGE, "the exponents")
     if e.dtype.kind not in "iu":
         raise DtypeError(MX_STAGE, "ScaleExponentNotInteger", f"E8M0 exponents must be integers, got {e.dtype}")
     bad = (e < E8M0_MIN_EXPONENT) | (e > E8M0_MAX_EXPONENT)
@@ -117,8 +117,19 @@ def e8m0_encode(exponent: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     return (e.astype(np.int32) + E8M0_BIAS).astype(np.uint8)
 
 
+def read_array(data: object, stage: str, what: str) -> npt.NDArray[Any]:
+    """``np.asarray(data)``, or a LayoutError when numpy cannot read it (ragged lists, odd objects)."""
+    try:
+        return np.asarray(data)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise LayoutError(
+            stage, "NotAnArray", f"cannot read {what} as an array: {str(error).splitlines()[0]}",
+            hint="pass a numpy array or a rectangular nested list of numbers",
+        ) from None
+
+
 def _codes(codes: npt.ArrayLike) -> npt.NDArray[np.uint8]:
-    c = np.asarray(codes)
+    c = read_array(codes, MX_STAGE, "the E8M0 codes")
     if c.dtype != np.uint8:
         raise DtypeError(MX_STAGE, "ScaleDtype", f"E8M0 codes must be uint8, got {c.dtype}", hint="store scales as uint8 codes")
     return c

@@ -62,16 +62,21 @@ def zn_layout(index: npt.NDArray[Any], c0: int = INDEX_C0) -> npt.NDArray[Any]:
 
 def zz_offset(m: int, k: int, s: int) -> int:
     """Byte offset of scaleA[m, k] in the Zz buffer of a matrix with ``s`` scale columns."""
+    m, k, s = _naturals("zz_offset", m=m, k=k, s=s)
     return ((m // FRACTAL) * _ceil(s, SCALE_K0) + k // SCALE_K0) * 32 + (m % FRACTAL) * SCALE_K0 + k % SCALE_K0
 
 
 def nn_offset(k: int, n: int, s: int) -> int:
     """Byte offset of scaleB[k, n] in the Nn buffer of a matrix with ``s`` scale rows."""
+    k, n, s = _naturals("nn_offset", k=k, n=n, s=s)
     return zz_offset(n, k, s)
 
 
 def zn_offset(row: int, n: int, n_cols: int, c0: int = INDEX_C0) -> int:
     """Offset of element [row, n] in the Zn buffer of a matrix with ``n_cols`` columns."""
+    row, n, n_cols, c0 = _naturals("zn_offset", row=row, n=n, n_cols=n_cols, c0=c0)
+    if c0 == 0:
+        raise LayoutError(LAYOUT_STAGE, "TileSize", "zn_offset needs a positive c0", hint=f"the Zn tile is {INDEX_C0} rows")
     return ((row // c0) * _ceil(n_cols, FRACTAL) + n // FRACTAL) * FRACTAL * c0 + (n % FRACTAL) * c0 + row % c0
 
 
@@ -81,6 +86,7 @@ def index_position(k: int, n: int, n_cols: int) -> tuple[int, int]:
     The index value is ``(buf[byte] >> shift) & 3``; ``4*byte + shift//2`` is the Zn offset of the
     dense int8 element it belongs to.
     """
+    k, n, n_cols = _naturals("index_position", k=k, n=n, n_cols=n_cols)
     return zn_offset(k // 4, n, n_cols), 2 * (k % 4)
 
 
@@ -97,6 +103,19 @@ def _padded(x: npt.NDArray[Any], name: str, row_tile: int, col_tile: int) -> npt
 def _move_last4(tiles: npt.NDArray[Any], order: tuple[int, int, int, int]) -> npt.NDArray[Any]:
     lead = tiles.ndim - 4
     return tiles.transpose(*range(lead), *(lead + o for o in order))
+
+
+def _naturals(function: str, **values: object) -> tuple[int, ...]:
+    """The arguments of an offset function as ints, each a whole number >= 0, or a LayoutError."""
+    out = []
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise LayoutError(
+                LAYOUT_STAGE, "Coordinate", f"{function} takes whole numbers >= 0, got {name}={value!r}",
+                hint="pass row/column indices and extents as non-negative ints",
+            )
+        out.append(int(value))
+    return tuple(out)
 
 
 def _ceil(a: int, b: int) -> int:

@@ -78,6 +78,12 @@ def apply_mapping(mapping: Mapping, axes: Sequence[str], source: npt.NDArray[Any
 
     ``axes`` names the dimensions of ``source``; a padding cell gets ``fill``.
     """
+    if not isinstance(mapping, Mapping):
+        raise LayoutError(MAPPING_LAYOUT_STAGE, "NotAMapping", f"apply_mapping takes a Mapping, got {type(mapping).__name__}",
+                          hint='build one with m["..."] or tcp.parse(text, sizes)')
+    if isinstance(axes, str) or not isinstance(axes, Sequence) or not all(isinstance(a, str) for a in axes):
+        raise LayoutError(MAPPING_LAYOUT_STAGE, "AxisNames", f"axes must be a sequence of axis names, got {axes!r:.80}",
+                          hint='pass the names of the source dimensions, e.g. ("K", "N")')
     if not isinstance(source, np.ndarray) or source.ndim != len(axes):
         shape = source.shape if isinstance(source, np.ndarray) else type(source).__name__
         raise LayoutError(MAPPING_LAYOUT_STAGE, "SourceRank", f"axes {tuple(axes)} need a {len(axes)}-D source, got {shape}")
@@ -89,6 +95,8 @@ def apply_mapping(mapping: Mapping, axes: Sequence[str], source: npt.NDArray[Any
                 "SourceShape",
                 f"axis {name} has size {sizes.get(name, 1)} in {mapping.text} but the source has {extent}",
             )
+    if isinstance(fill, bool) or not isinstance(fill, (int, float, np.number)):
+        raise LayoutError(MAPPING_LAYOUT_STAGE, "Fill", f"fill must be a number, got {fill!r:.80}", hint="use 0")
     out = np.empty(mapping.size, dtype=source.dtype)
     for i in range(mapping.size):
         cell = mapping.cell(i)
@@ -103,7 +111,13 @@ def apply_mapping(mapping: Mapping, axes: Sequence[str], source: npt.NDArray[Any
                 )
             out[i] = source[at]
         elif isinstance(cell, Pad):
-            out[i] = fill
+            try:
+                out[i] = fill
+            except (TypeError, ValueError, OverflowError):
+                raise LayoutError(
+                    MAPPING_LAYOUT_STAGE, "Fill", f"fill {fill!r} does not fit the source dtype {source.dtype}",
+                    hint="use a fill the source dtype can hold, e.g. 0",
+                ) from None
         else:
             raise LayoutError(MAPPING_LAYOUT_STAGE, "OutOfBounds", f"cell {i} of {mapping.text} is out of bounds")
     return out

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.mx.formats import read_array
 from tcpdsl.mx.quantize import MxArray, dequantize
 
 MATMUL_STAGE: Final = "mx.matmul"
@@ -48,7 +49,7 @@ def matmul(a: MxArray, b: MxArray, bias: npt.ArrayLike | None = None) -> npt.NDA
 
 
 def _bias_row(bias: npt.ArrayLike, n: int) -> npt.NDArray[np.float64]:
-    values = np.asarray(bias)
+    values = read_array(bias, MATMUL_STAGE, "the bias")
     if values.dtype.kind not in "iuf":
         raise DtypeError(MATMUL_STAGE, "BiasDtype", f"bias must be real, got {values.dtype}", hint="use a float32 bias")
     if values.shape not in ((n,), (1, n)):

@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.mx.formats import read_array
 
 PACK_STAGE: Final = "mx.pack"
 _FP4: Final = np.dtype(ml_dtypes.float4_e2m1fn)
@@ -24,7 +25,7 @@ def pack_fp4x2(elements: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     Even index in bits 3..0, odd index in bits 7..4 (the Ascend ``fp4x2_e2m1_t`` layout):
     ``[1.0, -0.5]`` (codes 2, 9) packs to ``0x92``.
     """
-    elements = np.asarray(elements)
+    elements = read_array(elements, PACK_STAGE, "the FP4 elements")
     if elements.dtype != _FP4:
         raise DtypeError(PACK_STAGE, "Fp4Dtype", f"expected float4_e2m1fn elements, got {elements.dtype}")
     if elements.ndim == 0 or elements.shape[-1] % 2:
@@ -40,7 +41,7 @@ def pack_fp4x2(elements: npt.ArrayLike) -> npt.NDArray[np.uint8]:
 
 def unpack_fp4x2(packed: npt.ArrayLike) -> npt.NDArray[np.generic]:
     """Inverse of :func:`pack_fp4x2`: the last axis doubles in length."""
-    packed = np.asarray(packed)
+    packed = read_array(packed, PACK_STAGE, "the packed FP4 data")
     if packed.dtype != np.uint8:
         raise DtypeError(PACK_STAGE, "PackedDtype", f"packed FP4 data must be uint8, got {packed.dtype}")
     if packed.ndim == 0:
@@ -67,7 +68,7 @@ def pack_uint2(indices: npt.ArrayLike, axis: int = 0) -> npt.NDArray[np.uint8]:
 
 def unpack_uint2(packed: npt.ArrayLike, length: int, axis: int = 0) -> npt.NDArray[np.uint8]:
     """Inverse of :func:`pack_uint2`: the first ``length`` 2-bit values along ``axis``."""
-    packed = np.asarray(packed)
+    packed = read_array(packed, PACK_STAGE, "the packed indices")
     if packed.dtype != np.uint8:
         raise DtypeError(PACK_STAGE, "PackedDtype", f"packed indices must be uint8, got {packed.dtype}")
     moved = np.moveaxis(packed, _axis(axis, packed.shape), 0)
@@ -80,7 +81,7 @@ def unpack_uint2(packed: npt.ArrayLike, length: int, axis: int = 0) -> npt.NDArr
 
 
 def _uint2_values(raw: npt.ArrayLike) -> npt.NDArray[np.uint8]:
-    indices = np.asarray(raw)
+    indices = read_array(raw, PACK_STAGE, "the 2-bit indices")
     if indices.dtype.kind not in "iu":
         raise DtypeError(PACK_STAGE, "IndexDtype", f"2-bit indices must be integers, got {indices.dtype}")
     if indices.ndim == 0:

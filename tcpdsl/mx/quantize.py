@@ -199,6 +199,8 @@ def _check_axis(axis: object, ndim: int) -> int:
 def _check_block(block: object) -> int:
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or int(block) <= 0:
         raise LayoutError(QUANTIZE_STAGE, "BlockSize", f"block must be a positive integer, got {block!r}", hint="MX uses 32")
+    if int(block) > np.iinfo(np.intp).max:
+        raise LayoutError(QUANTIZE_STAGE, "BlockSize", f"block {block} exceeds the largest array extent", hint="MX uses 32")
     return int(block)
 
 

@@ -7,12 +7,14 @@ The output is plain SVG 1.1 with text labels and no scripts or external resource
 
 from __future__ import annotations
 
+from collections.abc import Mapping as MappingOf
 from dataclasses import dataclass, field
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
 
 from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, as_mapping
+from tcpdsl.errors import LayoutError
 from tcpdsl.pictures.grid import build, cell_label
 
 PALETTE: Final = (
@@ -141,8 +143,9 @@ def svg(
     ``color_by`` names the axis whose coordinate picks a live cell's colour (default: the first axis
     of the mapping). Huge mappings have the middle of their rows elided.
     """
+    mapping = as_mapping(mapping, "svg")
     canvas = _Canvas()
-    canvas.heading(title if title is not None else f'm["{mapping}"]  (size {mapping.size})')
+    canvas.heading(str(title) if title is not None else f'm["{mapping}"]  (size {mapping.size})')
     canvas.panel(mapping, color_by, max_columns, max_rows)
     canvas.legend()
     return canvas.render()
@@ -160,10 +163,16 @@ def tensor_svg(
     Each panel is drawn like :func:`svg`; the dimensions are drawn separately because their product
     is usually far too large to show cell by cell.
     """
+    if not isinstance(layout_dims, MappingOf):
+        raise LayoutError(
+            MAPPING_STAGE, "NotAMapping", f"tensor_svg takes a dict of layouts, got {type(layout_dims).__name__}",
+            'pass {"Time": m["A"], "Packet": m["B % 16"]}',
+        )
     canvas = _Canvas()
     if title is not None:
-        canvas.heading(title)
+        canvas.heading(str(title))
     for name, mapping in layout_dims.items():
+        mapping = as_mapping(mapping, f"tensor_svg ({name})")
         canvas.heading(f'{name}: m["{mapping}"]  (size {mapping.size})')
         canvas.panel(mapping, None, max_columns, max_rows)
     canvas.legend()

@@ -6,9 +6,10 @@ Both the text tables and the SVG drawing read this grid, so they always agree on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from tcpdsl.algebra.cells import Cell, Index, Pad
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.nodes import Mapping, as_int, as_mapping
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ class Grid:
         return self.head + self.tail
 
 
+# The largest number of columns or rows a picture shows.
+MAX_EXTENT: Final = 4096
+
+
 def slot_extents(mapping: Mapping) -> list[int]:
     """Padded extents of the normalized slots, innermost first (the keys of padding_per_stride)."""
     pps = mapping.padding_per_stride()
@@ -63,7 +68,14 @@ def row_width(mapping: Mapping, max_columns: int) -> int:
 
 
 def build(mapping: Mapping, max_columns: int = 16, max_rows: int = 64) -> Grid:
-    """The grid of ``mapping``; past ``max_rows`` rows only the first and last halves are kept."""
+    """The grid of ``mapping``; past ``max_rows`` rows only the first and last halves are kept.
+
+    Both limits are clamped to ``MAX_EXTENT``: a picture is read by a person, and a larger limit
+    would only make it slow.
+    """
+    mapping = as_mapping(mapping, "a picture")
+    max_columns = min(MAX_EXTENT, as_int(max_columns, "max_columns", "a picture"))
+    max_rows = min(MAX_EXTENT, as_int(max_rows, "max_rows", "a picture"))
     width = row_width(mapping, max(1, max_columns))
     total = mapping.size // width
     keep = max(2, max_rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.nodes import Mapping, as_mapping
 from tcpdsl.algebra.render import render_slot
 from tcpdsl.algebra.slots import Bcast, Composite, Slot
 from tcpdsl.pictures.grid import Grid, build, cell_label
@@ -43,7 +43,7 @@ def slot_table(mapping: Mapping) -> str:
     """
     rows = [("slot", "stride", "extent", "live", "term", "padding")]
     stride = 1
-    for index, slot in enumerate(mapping.slots()):
+    for index, slot in enumerate(as_mapping(mapping, "slot_table").slots()):
         padding = f"{slot.kind.marker} {slot.extent - slot.count} of {slot.extent}" if slot.padded else "-"
         rows.append((str(index), str(stride), str(slot.extent), str(slot.count), _term(slot), padding))
         stride *= slot.extent

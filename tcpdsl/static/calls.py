@@ -18,7 +18,7 @@ from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import axis
 from tcpdsl.errors import TcpError
 from tcpdsl.static import stages
-from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES
+from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES, TRF
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.resolve import Env, build
@@ -134,7 +134,8 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: str) -> Type:
         out = stages.to_trf(src, args["lane"], args["element"])
     elif method == "contract_outer":
         trf = _operand(_arg_type(ctx, "trf"), env, module)
-        if trf is None:
+        if trf is None or trf.cls is not TRF:
+            # Not a TrfTensor (a stream passed as weights, ...): mypy's own arg-type error reports it.
             return ctx.default_return_type
         out = stages.contract_outer(src, trf, args["out_time"], args["out_packet"])
     elif method == "contract_packet":

@@ -17,6 +17,7 @@ from typing import Any, Final, TypeVar
 
 from beartype import BeartypeConf, beartype
 from beartype.claw import beartype_package
+from beartype.roar import BeartypeException
 
 from tcpdsl.errors import TcpError
 
@@ -54,7 +55,13 @@ def kernel(fn: F) -> F:
         raise
     except Exception as error:  # a broken annotation: name errors and the like
         raise KernelDefinitionError(f"cannot resolve the annotations of {fn.__qualname__}: {error}") from error
-    checked = beartype(conf=CONF)(fn)
+    try:
+        checked = beartype(conf=CONF)(fn)
+    except BeartypeException as error:  # an annotation that is no type: a mapping, a number, ...
+        raise KernelDefinitionError(
+            f"cannot check the annotations of {fn.__qualname__}: {str(error).splitlines()[0]}\n"
+            "  hint: annotate tensors with tensor types such as CollectTensor[bf16, ...], not with bare mappings"
+        ) from error
     info = KernelInfo(fn.__name__, fn.__qualname__, fn.__module__, inspect.signature(fn), hints, fn)
     setattr(checked, KERNEL_ATTRIBUTE, info)
     return checked

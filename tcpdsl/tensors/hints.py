@@ -64,7 +64,13 @@ class Specialised(type):
         return _mismatch(cls.__tcp_spec__, instance) or ""
 
     def __call__(cls, *args: Any, **kwargs: Any) -> Any:
-        return cls.__tcp_build__(cls.__tcp_spec__, *args, **kwargs)  # type: ignore[attr-defined]
+        if kwargs:
+            name = cls.__tcp_spec__.family.name
+            raise LayoutError(
+                name, "Arguments", f"{name}[...](...) takes its arguments by position, got keyword {', '.join(kwargs)}",
+                hint=f"write {name}[...](dev.main, tensor)" if name == "CollectTensor" else f"write {name}[...](tensor)",
+            )
+        return cls.__tcp_build__(cls.__tcp_spec__, *args)  # type: ignore[attr-defined]
 
     def __repr__(cls) -> str:
         return cls.__tcp_spec__.text()

@@ -64,7 +64,19 @@ class Tensor:
         _depth: int = 1,
     ) -> None:
         names = axis_names(axes)
+        if sizes is not None and not isinstance(sizes, MappingABC):
+            raise LayoutError(
+                STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
+                hint='pass sizes such as {"A": 32, "B": 64}',
+            )
         known = dict(sizes or {})
+        for name in names:
+            size = known.get(name)
+            if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+                raise LayoutError(
+                    STAGE, "AxisSizes", f"axis {name} has size {size!r}; sizes are positive ints",
+                    hint=f"pass a positive int for {name}",
+                )
         missing = tuple(n for n in names if n not in known)
         if missing:
             known.update(caller_axis_sizes(missing, _depth))
