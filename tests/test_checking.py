@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from beartype.roar import BeartypeCallHintParamViolation, BeartypeCallHintReturnViolation, BeartypeException
 
 import tcpdsl as tcp
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
-from tcpdsl.tensors.checking import KernelDefinitionError, kernel_info
+from tcpdsl.errors import TcpError
+from tcpdsl.tensors.checking import HintViolation, KernelDefinitionError, kernel_info
 from tcpdsl.tensors.types import CollectTensor, ContractTensor, TrfTensor
 
 A = tcp.axis("A", 32)
@@ -71,7 +71,7 @@ def test_a_valid_call_passes() -> None:
 
 def test_layout_difference_is_named_in_the_message() -> None:
     transposed = CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["B / 16, A"], m["B % 16"]]
-    with pytest.raises(BeartypeCallHintParamViolation) as info:
+    with pytest.raises(HintViolation) as info:
         matmul(_stream(transposed), _weights())
     message = str(info.value)
     assert "parameter x=" in message
@@ -83,28 +83,28 @@ def test_layout_difference_is_named_in_the_message() -> None:
 
 def test_dtype_difference_is_named_in_the_message() -> None:
     f8 = CollectTensor[tcp.f8e4m3, Chip, Cluster, Slice, m["A"], m["B"]]
-    with pytest.raises(BeartypeCallHintParamViolation) as info:
+    with pytest.raises(HintViolation) as info:
         matmul(_stream(f8), _weights())
     assert str(info.value).endswith("as its dtype D is f8e4m3, but the declared D is bf16.")
 
 
 def test_wrong_tensor_class_is_named_in_the_message() -> None:
-    with pytest.raises(BeartypeCallHintParamViolation) as info:
+    with pytest.raises(HintViolation) as info:
         matmul(_stream(), _stream())
     assert str(info.value).endswith("as it is a CollectTensor, not a TrfTensor.")
-    with pytest.raises(BeartypeCallHintParamViolation) as info:
+    with pytest.raises(HintViolation) as info:
         matmul(np.zeros(3), _weights())
     assert str(info.value).endswith("as it is not a CollectTensor at all (got ndarray).")
 
 
 def test_return_value_is_checked() -> None:
-    with pytest.raises(BeartypeCallHintReturnViolation) as info:
+    with pytest.raises(HintViolation) as info:
         wrong_result(_stream(), _weights())
     assert str(info.value).endswith('as its Time layout m["A, C"] differs from the declared m["A"].')
 
 
 def test_messages_carry_no_colour_codes() -> None:
-    with pytest.raises(BeartypeCallHintParamViolation) as info:
+    with pytest.raises(HintViolation) as info:
         matmul(_stream(), _stream())
     assert "\x1b[" not in str(info.value)
 
@@ -157,7 +157,7 @@ def test_install_checks_annotated_locals(tmp_path: Path, monkeypatch: pytest.Mon
     tcp.install("tcp_install_probe")
     module = importlib.import_module("tcp_install_probe.kernels")
     try:
-        with pytest.raises(BeartypeException) as info:
+        with pytest.raises(HintViolation) as info:
             module.relabel(_stream())
         assert 'as its Time layout m["A, B / 16"] differs from the declared m["B / 16, A"]' in str(info.value)
     finally:
@@ -169,3 +169,9 @@ def test_install_outside_a_package_needs_a_name() -> None:
     namespace: dict[str, object] = {"__name__": "__main__", "tcp": tcp}
     with pytest.raises(KernelDefinitionError):
         exec("tcp.install()", namespace)
+
+
+def test_violations_are_tcp_errors() -> None:
+    with pytest.raises(TcpError) as info:
+        matmul(_stream(), _stream())
+    assert isinstance(info.value, TypeError)

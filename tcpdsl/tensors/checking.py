@@ -23,10 +23,16 @@ from tcpdsl.errors import TcpError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-# No colour codes: the messages end up in logs and pinned test expectations.
-CONF: Final = BeartypeConf(is_color=False)
-
 KERNEL_ATTRIBUTE: Final = "__tcp_kernel__"
+
+
+class HintViolation(TcpError, TypeError):
+    """An argument, result or annotated local whose dtype or layout differs from its declared type."""
+
+
+# No colour codes: the messages end up in logs and pinned test expectations. Violations raise a
+# TcpError like every other deliberate tcpdsl error.
+CONF: Final = BeartypeConf(is_color=False, violation_type=HintViolation)
 
 
 @dataclass(frozen=True)
