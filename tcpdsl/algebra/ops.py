@@ -12,6 +12,7 @@ from tcpdsl.algebra.ideal import evaluate
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, as_int, as_mapping
 from tcpdsl.algebra.render import clear_render_caches, render
 from tcpdsl.algebra.slots import (
+    slot_strides,
     Bcast,
     Composite,
     Digit,
@@ -93,12 +94,7 @@ def _padding_per_stride(ck: StructKey) -> tuple[tuple[int, int], ...]:
     slots = norm(ck.node)
     if not slots:
         return ((1, 1),)
-    out: list[tuple[int, int]] = []
-    cumulative = 1
-    for slot in slots:
-        out.append((cumulative, slot.extent))
-        cumulative *= slot.extent
-    return tuple(out)
+    return tuple((stride, slot.extent) for stride, slot in zip(slot_strides(slots), slots))
 
 
 def equivalent(a: Mapping, b: Mapping) -> bool:
@@ -144,9 +140,9 @@ def divide_terms_or_reason(dividend: Mapping, divisor: Mapping) -> list[DivideTe
 @lru_cache(maxsize=65536)
 def _divide(top: StructKey, bottom: StructKey) -> tuple[DivideTerm, ...] | str:
     big, small = norm(top.node), norm(bottom.node)
-    big_at = _cumulative(big)
+    big_at = slot_strides(big)
     terms: list[DivideTerm] = []
-    for slot, cum1 in zip(small, _cumulative(small)):
+    for slot, cum1 in zip(small, slot_strides(small)):
         live = slot.live
         if live is None or isinstance(live, Bcast):
             continue
@@ -181,14 +177,6 @@ def _cover(want: Digit, cum1: int, big: Slots, big_at: list[int], terms: list[Di
             return (f"digit {want.sym} (stride {cur}) of {divisor.text} is not a digit of {dividend.text}"
                     if cur != want.stride else f"{want.sym} of {divisor.text} does not occur as a digit of {dividend.text}")
     return None
-
-
-def _cumulative(slots: Slots) -> list[int]:
-    out, cumulative = [], 1
-    for slot in slots:
-        out.append(cumulative)
-        cumulative *= slot.extent
-    return out
 
 
 def _composite_axes(slots: Slots) -> set[str]:

@@ -90,6 +90,16 @@ def live_count(live: Live) -> int:
     return live.count
 
 
+def slot_strides(slots: Slots) -> list[int]:
+    """The position stride of each slot, innermost first: the product of the extents below it."""
+    out: list[int] = []
+    below = 1
+    for slot in slots:
+        out.append(below)
+        below *= slot.extent
+    return out
+
+
 def size_of(slots: Slots) -> int:
     return math.prod(slot.extent for slot in slots)
 

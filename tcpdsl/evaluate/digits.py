@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, slot_strides
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.placement import plan
 
@@ -31,16 +31,6 @@ def composite_error(mapping: Mapping) -> LayoutError:
     return LayoutError(EVALUATE_STAGE, "CompositeLayout",
                        f"mapping {mapping} has a composite slot, which no evaluator can address digit by digit",
                        hint="write the padded or strided part per axis, e.g. [A # 4, B] instead of [A, B] # 8")
-
-
-def cumulative(slots: tuple[Slot, ...]) -> list[int]:
-    """The position stride of each slot (innermost first)."""
-    out: list[int] = []
-    stride = 1
-    for slot in slots:
-        out.append(stride)
-        stride *= slot.extent
-    return out
 
 
 def _digit_ranges(slots: tuple[Slot, ...]) -> list[int | None]:
@@ -77,7 +67,7 @@ def address(mapping: Mapping, coords: dict[str, IntArray], count: int,
     live = np.ones(count, dtype=np.bool_)
     exists = np.ones(count, dtype=np.bool_)
     zero = np.zeros(count, dtype=np.int64)
-    for index, (slot, stride, gap) in enumerate(zip(slots, cumulative(slots), _digit_ranges(slots), strict=True)):
+    for index, (slot, stride, gap) in enumerate(zip(slots, slot_strides(slots), _digit_ranges(slots), strict=True)):
         item = slot.live
         if isinstance(item, Composite):
             raise composite_error(mapping)
@@ -107,7 +97,7 @@ def raw_coordinates(mapping: Mapping) -> tuple[dict[str, IntArray], BoolArray, B
     raw: dict[str, IntArray] = {}
     free_pad = np.zeros(size, dtype=np.bool_)
     zero_pad = np.zeros(size, dtype=np.bool_)
-    for slot, stride in zip(slots, cumulative(slots), strict=True):
+    for slot, stride in zip(slots, slot_strides(slots), strict=True):
         digit = (position // stride) % slot.extent
         live = slot.live
         if isinstance(live, Digit):

@@ -26,9 +26,9 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Bcast, Digit
+from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, cumulative, match_broadcasts, read, refine
+from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, match_broadcasts, read, refine
 from tcpdsl.tensors.placement import check_shape, logical_index, plan
 from tcpdsl.tensors.carrier import Chain
 from tcpdsl.tensors.scalars import cast, widen
@@ -251,7 +251,7 @@ def fold_generic(lhs: Array, lhs_axes: tuple[str, ...], lhs_map: Mapping, rhs: A
     out_slots = out.slots()
     pre_slots = pre_reduce.slots()
     pairing = match_broadcasts(pre_slots, out_slots)
-    pre_strides = cumulative(pre_slots)
+    pre_strides = slot_strides(pre_slots)
     total = np.zeros(out.size, dtype=work)
     positions = np.flatnonzero(pre_cells.live)
     for start in range(0, positions.size, _GENERIC_CHUNK):

@@ -23,9 +23,9 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.slots import Bcast, Digit
+from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.digits import address, cumulative, match_broadcasts, raw_coordinates, read
+from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
 from tcpdsl.evaluate.fused import accumulator_dtype
 from tcpdsl.tensors.placement import plan, to_physical_rows
 from tcpdsl.tensors.carrier import Chain, Operand
@@ -215,7 +215,7 @@ def _time_targets(source: Mapping, target: Mapping) -> tuple[IntArray, npt.NDArr
     raw: dict[str, IntArray] = {}
     valid = np.ones(size, dtype=np.bool_)
     digits: list[IntArray] = []
-    for slot, stride in zip(slots, cumulative(slots), strict=True):
+    for slot, stride in zip(slots, slot_strides(slots), strict=True):
         digit = (position // stride) % slot.extent
         digits.append(digit)
         live = slot.live

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tcpdsl.algebra.nodes import Mapping, as_mapping
 from tcpdsl.algebra.render import render_slot
-from tcpdsl.algebra.slots import Bcast, Composite, Slot
+from tcpdsl.algebra.slots import Bcast, Composite, Slot, slot_strides
 from tcpdsl.pictures.grid import Grid, build, cell_label
 
 
@@ -42,11 +42,10 @@ def slot_table(mapping: Mapping) -> str:
     of the slot's kind (engine §1.8).
     """
     rows = [("slot", "stride", "extent", "live", "term", "padding")]
-    stride = 1
-    for index, slot in enumerate(as_mapping(mapping, "slot_table").slots()):
+    slots = as_mapping(mapping, "slot_table").slots()
+    for index, (slot, stride) in enumerate(zip(slots, slot_strides(slots))):
         padding = f"{slot.kind.marker} {slot.extent - slot.count} of {slot.extent}" if slot.padded else "-"
         rows.append((str(index), str(stride), str(slot.extent), str(slot.count), _term(slot), padding))
-        stride *= slot.extent
     if len(rows) == 1:
         rows.append(("-", "1", "1", "1", "1 (identity)", "-"))
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
