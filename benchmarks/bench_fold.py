@@ -26,7 +26,7 @@ from tcpdsl.algebra.scope import parse
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.tensors.placement import to_logical
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
-from tcpdsl.tensors.carrier import Chain, Operand
+from tcpdsl.tensors.chain import Chain, Operand
 from tcpdsl.tensors.scalars import cast
 from tcpdsl.verify import (
     LaneMode,
@@ -50,7 +50,7 @@ def chain_for(stream: npt.NDArray[Any], weight: npt.NDArray[Any], tokens: int) -
     chip, cluster, slice_ = p("1"), p("1"), p("L / 24")
     time_, packet, lane, element = p("T, H / 16"), p("H % 16"), p("L % 8"), p("L / 8 % 3, H")
     out_time, out_packet = p("T, H / 32, L / 8 % 3"), p("H % 32")
-    outer = verify_contract_outer("bf16", "bf16", time_, packet, lane, element, out_time, out_packet)
+    outer = verify_contract_outer("bf16", "bf16", time=time_, packet=packet, lane=lane, element=element, out_time=out_time, out_packet=out_packet)
     out_packet2, out_time2 = p("1"), p("T, L / 8 % 3")
     out_time3, out_packet3 = p("T, L / 8 % 3"), p("L % 8")
     mode = LaneMode.INTERLEAVED
@@ -59,10 +59,10 @@ def chain_for(stream: npt.NDArray[Any], weight: npt.NDArray[Any], tokens: int) -
         weight=Operand(cast(weight, "bf16"), ("L", "H"), "bf16", pairs([chip, cluster, slice_, lane, element])),
         acc=outer.accumulator, chip=chip, cluster=cluster, slice=slice_, lane=lane, time=time_, packet=packet,
         element=element, outer_time=out_time, outer_packet=out_packet, outer=outer,
-        packet_out=out_packet2, packet_params=verify_contract_packet("bf16", out_packet, out_packet2),
-        time_out=out_time2, time_params=verify_contract_time(out_time, out_time2),
+        packet_out=out_packet2, packet_params=verify_contract_packet("bf16", packet=out_packet, out_packet=out_packet2),
+        time_out=out_time2, time_params=verify_contract_time(time=out_time, out_time=out_time2),
         lane_time=out_time3, lane_packet=out_packet3, mode=mode,
-        lane_params=verify_contract_lane(lane, out_time2, out_packet2, out_time3, out_packet3, out_time, mode),
+        lane_params=verify_contract_lane(lane=lane, time=out_time2, packet=out_packet2, out_time=out_time3, out_packet=out_packet3, pre_reduce_time=out_time, mode=mode),
     )
 
 

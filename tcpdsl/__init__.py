@@ -45,12 +45,12 @@ _EXPORTS: dict[str, str] = {
     "Tensor": "tcpdsl.tensors.logical",
     "Device": "tcpdsl.tensors.device",
     "Topology": "tcpdsl.tensors.device",
-    "CollectTensor": "tcpdsl.tensors.types",
-    "TrfTensor": "tcpdsl.tensors.types",
-    "ContractOuterTensor": "tcpdsl.tensors.types",
-    "ContractPacketTensor": "tcpdsl.tensors.types",
-    "ContractTimeTensor": "tcpdsl.tensors.types",
-    "ContractTensor": "tcpdsl.tensors.types",
+    "CollectTensor": "tcpdsl.tensors.sources",
+    "TrfTensor": "tcpdsl.tensors.sources",
+    "ContractOuterTensor": "tcpdsl.tensors.results",
+    "ContractPacketTensor": "tcpdsl.tensors.results",
+    "ContractTimeTensor": "tcpdsl.tensors.results",
+    "ContractTensor": "tcpdsl.tensors.results",
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",
     "evaluator": "tcpdsl.evaluate.select",
@@ -162,12 +162,14 @@ if TYPE_CHECKING:
         i9 as i9,
         i32 as i32,
     )
-    from tcpdsl.tensors.types import (
-        CollectTensor as CollectTensor,
+    from tcpdsl.tensors.results import (
         ContractOuterTensor as ContractOuterTensor,
         ContractPacketTensor as ContractPacketTensor,
         ContractTensor as ContractTensor,
         ContractTimeTensor as ContractTimeTensor,
+    )
+    from tcpdsl.tensors.sources import (
+        CollectTensor as CollectTensor,
         TrfTensor as TrfTensor,
     )
     from tcpdsl.verify.lane_mode import LaneMode as LaneMode

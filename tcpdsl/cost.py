@@ -28,6 +28,7 @@ from tcpdsl.verify.constants import (
 )
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+from tcpdsl.verify.stage import Stage
 
 # Outer/Performance: "the upstream supplies one 32 B flit per cycle at the maximum fetch rate" and
 # "fetch bandwidth (at most 32 B/cycle per fetch) bounds the whole Stream Adapter".
@@ -65,7 +66,7 @@ class StageCost:
     the stage's arithmetic units doing useful work while it streams (None for stages without any).
     """
 
-    stage: str
+    stage: Stage
     cycles: int
     latency: int
     mac_utilisation: float | None
@@ -96,7 +97,7 @@ class _OperandLike(Protocol):
 
 
 class ChainLike(Protocol):
-    """The parts of a contraction chain the model reads (``tcpdsl.tensors.carrier.Chain`` has them)."""
+    """The parts of a contraction chain the model reads (``tcpdsl.tensors.chain.Chain`` has them)."""
 
     @property
     def stream(self) -> _OperandLike: ...
@@ -155,7 +156,7 @@ def outer_cost(dtype: str, lane: Mapping, time: Mapping, out_time: Mapping, out_
     ]
     if params.pack_size == 1:
         notes.append("PackSize 1 multiplies a zero half: half the MAC throughput of PackSize 2")
-    return StageCost("contract_outer", PACKET_PERIOD_CYCLES * packets, 0, fill * lanes, tuple(notes))
+    return StageCost(Stage.CONTRACT_OUTER, PACKET_PERIOD_CYCLES * packets, 0, fill * lanes, tuple(notes))
 
 
 def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketParams) -> StageCost:
@@ -166,7 +167,7 @@ def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketPara
         f"adder-tree latency {tree_latency(dtype)} cycles ({dtype})",
     )
     cycles = PACKET_PERIOD_CYCLES * out_time.size
-    return StageCost("contract_packet", cycles, tree_latency(dtype), live_cells(lane) / LANES, notes)
+    return StageCost(Stage.CONTRACT_PACKET, cycles, tree_latency(dtype), live_cells(lane) / LANES, notes)
 
 
 def time_cost(out_time: Mapping, time_out: Mapping, params: TimeParams) -> StageCost:
@@ -180,7 +181,7 @@ def time_cost(out_time: Mapping, time_out: Mapping, params: TimeParams) -> Stage
         f"reduces {reduced}: {per_cell} packet{_s(per_cell)} accumulate into each of {time_out.size} Time "
         f"slot{_s(time_out.size)}",
     )
-    return StageCost("contract_time", PACKET_PERIOD_CYCLES * out_time.size, 0, None, notes)
+    return StageCost(Stage.CONTRACT_TIME, PACKET_PERIOD_CYCLES * out_time.size, 0, None, notes)
 
 
 def lane_cost(lane_time: Mapping, params: LaneParams) -> StageCost:
@@ -193,7 +194,7 @@ def lane_cost(lane_time: Mapping, params: LaneParams) -> StageCost:
         f"({100 * params.cells / ACCUMULATOR_CAPACITY_ELEMENTS:.1f}%)",
         f"emits {lane_time.size} output packets; drains {drain} after the last input (assumed 1 flit/cycle)",
     )
-    return StageCost("contract_lane", lane_time.size, drain, None, notes)
+    return StageCost(Stage.CONTRACT_LANE, lane_time.size, drain, None, notes)
 
 
 def combine(stages: tuple[StageCost, ...], useful_macs: int, lane_params: LaneParams | None) -> KernelCost:

@@ -16,7 +16,8 @@ import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import HintViolation, KernelDefinitionError, kernel_info
-from tcpdsl.tensors.types import CollectTensor, ContractTensor, TrfTensor
+from tcpdsl.tensors.results import ContractTensor
+from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 
 A = tcp.axis("A", 32)
 B = tcp.axis("B", 32)

@@ -51,10 +51,10 @@ def chain(
     s_time, s_packet = p(stream[0]), p(stream[1])
     lane_m, element = p(trf[0]), p(trf[1])
     o_time, o_packet = p(outer[0]), p(outer[1])
-    outer_params = verify_contract_outer(dtype, dtype, s_time, s_packet, lane_m, element, o_time, o_packet)
-    packet_params = verify_contract_packet(dtype, o_packet, p(packet))
-    time_params = verify_contract_time(o_time, p(time))
-    lane_params = verify_contract_lane(lane_m, p(time), p(packet), p(lane[0]), p(lane[1]), o_time, mode)
+    outer_params = verify_contract_outer(dtype, dtype, time=s_time, packet=s_packet, lane=lane_m, element=element, out_time=o_time, out_packet=o_packet)
+    packet_params = verify_contract_packet(dtype, packet=o_packet, out_packet=p(packet))
+    time_params = verify_contract_time(time=o_time, out_time=p(time))
+    lane_params = verify_contract_lane(lane=lane_m, time=p(time), packet=p(packet), out_time=p(lane[0]), out_packet=p(lane[1]), pre_reduce_time=o_time, mode=mode)
     return estimate(
         dtype, lane_m, s_time, o_time, o_packet, outer_params,
         packet_params=packet_params, time_out=p(time), time_params=time_params,
@@ -141,7 +141,7 @@ def test_accumulator_use_of_the_sequential_time_reducer_example() -> None:
 def test_estimate_without_later_stages_has_no_accumulator_figures() -> None:
     sizes = MATMUL_AXES
     p = lambda text: parse(text, sizes)  # noqa: E731
-    params = verify_contract_outer("bf16", "bf16", p("A, B / 16"), p("B % 16"), p("C"), p("B"), p("A"), p("B"))
+    params = verify_contract_outer("bf16", "bf16", time=p("A, B / 16"), packet=p("B % 16"), lane=p("C"), element=p("B"), out_time=p("A"), out_packet=p("B"))
     cost = estimate("bf16", p("C"), p("A, B / 16"), p("A"), p("B"), params)
     assert [s.stage for s in cost.stages] == ["contract_outer"]
     assert cost.accumulator_use is None and cost.accumulator_cells is None

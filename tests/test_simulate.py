@@ -24,7 +24,7 @@ from tcpdsl.tensors.placement import plan, to_logical
 from tcpdsl.evaluate.select import evaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
 from tcpdsl.tensors import backend
-from tcpdsl.tensors.carrier import Chain, Operand
+from tcpdsl.tensors.chain import Chain, Operand
 from tcpdsl.tensors.scalars import cast
 from tcpdsl.verify import (
     LaneMode,
@@ -81,7 +81,7 @@ def build(spec: Spec, stream: Array, weight: Array) -> Chain:
     chip, cluster, slice_ = p("1"), p(spec.cluster), p(spec.slice_)
     time, packet, lane, element = p(spec.time), p(spec.packet), p(spec.lane), p(spec.element)
     out_time, out_packet = p(spec.out_time), p(spec.out_packet)
-    outer = verify_contract_outer(spec.dtype, weight_dtype, time, packet, lane, element, out_time, out_packet)
+    outer = verify_contract_outer(spec.dtype, weight_dtype, time=time, packet=packet, lane=lane, element=element, out_time=out_time, out_packet=out_packet)
     chain = Chain(
         stream=Operand(cast(stream, spec.dtype), tuple(spec.stream_axes.split()), spec.dtype,
                        pairs([chip, cluster, slice_, time, packet])),
@@ -94,15 +94,15 @@ def build(spec: Spec, stream: Array, weight: Array) -> Chain:
         return chain
     out_packet2 = p(spec.out_packet2)
     chain = chain.with_stage(packet_out=out_packet2,
-                             packet_params=verify_contract_packet(spec.dtype, out_packet, out_packet2))
+                             packet_params=verify_contract_packet(spec.dtype, packet=out_packet, out_packet=out_packet2))
     if spec.out_time2 is None:
         return chain
     out_time2 = p(spec.out_time2)
-    chain = chain.with_stage(time_out=out_time2, time_params=verify_contract_time(out_time, out_time2))
+    chain = chain.with_stage(time_out=out_time2, time_params=verify_contract_time(time=out_time, out_time=out_time2))
     if spec.out_time3 is None or spec.out_packet3 is None:
         return chain
     out_time3, out_packet3 = p(spec.out_time3), p(spec.out_packet3)
-    params = verify_contract_lane(lane, out_time2, out_packet2, out_time3, out_packet3, out_time, spec.mode)
+    params = verify_contract_lane(lane=lane, time=out_time2, packet=out_packet2, out_time=out_time3, out_packet=out_packet3, pre_reduce_time=out_time, mode=spec.mode)
     return chain.with_stage(lane_time=out_time3, lane_packet=out_packet3, mode=spec.mode, lane_params=params)
 
 

@@ -15,7 +15,7 @@ from mypy.plugin import Plugin, ReportConfigContext
 from static_corpus.support import ROOT, Diagnostic, corpus_cache, error_keys, run
 from static_corpus.support import corpus_report  # the corpus mypy run, as a fixture
 from tcpdsl import mypy_plugin
-from tcpdsl.static import stages
+from tcpdsl.verify import compose
 from tcpdsl.static.plugin import TcpdslPlugin, logic_digest
 from tcpdsl.static.resolve import names_in
 
@@ -88,11 +88,11 @@ def k(x: Stream, w: Weights) -> None:
     assert error_keys(found) == []
     types = list(revealed(found).values())
     assert types == [
-        f"tcpdsl.tensors.types.CollectTensor[{BF16}, {GRID}, Literal['A, B / 16'], Literal['B % 16']]",
-        f"tcpdsl.tensors.types.TrfTensor[{BF16}, {GRID}, Literal['C'], Literal['B']]",
-        f"tcpdsl.tensors.types.ContractOuterTensor[{F32}, {BF16}, {GRID}, Literal['C'], Literal['A'], Literal['B']]",
-        f"tcpdsl.tensors.types.ContractPacketTensor[{F32}, {GRID}, Literal['C'], Literal['A'], Literal['1']]",
-        f"tcpdsl.tensors.types.ContractTensor[{F32}, {GRID}, Literal['A'], Literal['C']]",
+        f"tcpdsl.tensors.sources.CollectTensor[{BF16}, {GRID}, Literal['A, B / 16'], Literal['B % 16']]",
+        f"tcpdsl.tensors.sources.TrfTensor[{BF16}, {GRID}, Literal['C'], Literal['B']]",
+        f"tcpdsl.tensors.results.ContractOuterTensor[{F32}, {BF16}, {GRID}, Literal['C'], Literal['A'], Literal['B']]",
+        f"tcpdsl.tensors.results.ContractPacketTensor[{F32}, {GRID}, Literal['C'], Literal['A'], Literal['1']]",
+        f"tcpdsl.tensors.results.ContractTensor[{F32}, {GRID}, Literal['A'], Literal['C']]",
     ]
 
 
@@ -113,7 +113,7 @@ def k(x: Stream, w: Weights) -> None:
     found = check(tmp_path, cache, {"ints": body})
     assert error_keys(found) == []
     (result,) = revealed(found).values()
-    assert result.startswith("tcpdsl.tensors.types.ContractOuterTensor[tcpdsl.tensors.scalars.i32, tcpdsl.tensors.scalars.i4,")
+    assert result.startswith("tcpdsl.tensors.results.ContractOuterTensor[tcpdsl.tensors.scalars.i32, tcpdsl.tensors.scalars.i4,")
 
 
 def test_wrong_return_annotation_is_an_ordinary_error(tmp_path: Path, cache: Path) -> None:
@@ -169,10 +169,10 @@ def order(x: Stream) -> object:
 
 
 def test_internal_failure_is_an_error_at_the_line(tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: object) -> stages.Operand:
+    def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(stages, "contract_packet", broken)
+    monkeypatch.setattr(compose, "contract_packet", broken)
     body = HEADER + '''
 def k(x: Stream, w: Weights) -> object:
     outer = x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])

@@ -13,14 +13,8 @@ import tcpdsl as tcp
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import DtypeError, LayoutError, TcpError
-from tcpdsl.tensors.types import (
-    CollectTensor,
-    ContractOuterTensor,
-    ContractPacketTensor,
-    ContractTensor,
-    ContractTimeTensor,
-    TrfTensor,
-)
+from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
+from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 
 A = tcp.axis("A", 32)
 B = tcp.axis("B", 32)

@@ -11,7 +11,8 @@ from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.oracle import check, einsum_oracle
 from tcpdsl.tensors.kernel_spec import KernelSpecError, describe, kernels_in, random_case, random_inputs, random_logical
-from tcpdsl.tensors.types import CollectTensor, ContractTensor
+from tcpdsl.tensors.results import ContractTensor
+from tcpdsl.tensors.sources import CollectTensor
 
 I = tcp.axis("I", 64)  # noqa: E741
 J = tcp.axis("J", 64)

@@ -12,11 +12,11 @@ from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import (
     LaneMode,
-    check_collect,
-    check_contract,
-    check_contract_outer,
-    check_contract_packet,
-    check_trf,
+    check_collect_tensor,
+    check_contract_tensor,
+    check_contract_outer_tensor,
+    check_contract_packet_tensor,
+    check_trf_tensor,
     verify_contract_lane,
     verify_contract_outer,
     verify_contract_packet,
@@ -152,16 +152,16 @@ def test_kernel_stage_by_stage(kernel: Kernel) -> None:
     time, packet, lane, element = p(kernel.time), p(kernel.packet), p(kernel.lane), p(kernel.element)
     out_time, out_packet = p(kernel.out_time), p(kernel.out_packet)
 
-    check_collect("bf16", chip, cluster, slice_, time, packet)
-    check_trf("bf16", chip, cluster, slice_, lane, element)
+    check_collect_tensor("bf16", chip=chip, cluster=cluster, slice_=slice_, time=time, packet=packet)
+    check_trf_tensor("bf16", chip=chip, cluster=cluster, slice_=slice_, lane=lane, element=element)
     if kernel.trf_collect is not None:
         trf_time, trf_packet = p(kernel.trf_collect[0]), p(kernel.trf_collect[1])
-        check_collect("bf16", chip, cluster, slice_, trf_time, trf_packet)
-        trf = verify_to_trf("bf16", trf_time, trf_packet, lane, element)
+        check_collect_tensor("bf16", chip=chip, cluster=cluster, slice_=slice_, time=trf_time, packet=trf_packet)
+        trf = verify_to_trf("bf16", time=trf_time, packet=trf_packet, lane=lane, element=element)
         assert trf.bytes_per_lane == 2 * element.size
 
-    check_contract_outer("bf16", chip, cluster, slice_, lane, out_time, out_packet)
-    outer = verify_contract_outer("bf16", "bf16", time, packet, lane, element, out_time, out_packet)
+    check_contract_outer_tensor("bf16", chip=chip, cluster=cluster, slice_=slice_, lane=lane, time=out_time, packet=out_packet)
+    outer = verify_contract_outer("bf16", "bf16", time=time, packet=packet, lane=lane, element=element, out_time=out_time, out_packet=out_packet)
     assert outer.accumulator == "f32"
     assert (outer.read_size, outer.packet_broadcast, outer.pack_size) == (
         kernel.outer.read_size,
@@ -177,24 +177,24 @@ def test_kernel_stage_by_stage(kernel: Kernel) -> None:
     if kernel.out_packet2 is None:
         return
     out_packet2 = p(kernel.out_packet2)
-    check_contract_packet(chip, cluster, slice_, lane, out_time, out_packet2)
-    assert verify_contract_packet("bf16", out_packet, out_packet2).depth == kernel.depth
+    check_contract_packet_tensor(chip=chip, cluster=cluster, slice_=slice_, lane=lane, time=out_time, packet=out_packet2)
+    assert verify_contract_packet("bf16", packet=out_packet, out_packet=out_packet2).depth == kernel.depth
 
     out_time2 = p(kernel.out_time2)
-    check_contract_packet(chip, cluster, slice_, lane, out_time2, out_packet2, stage="ContractTimeTensor")
-    verify_contract_time(out_time, out_time2)
+    check_contract_packet_tensor(chip=chip, cluster=cluster, slice_=slice_, lane=lane, time=out_time2, packet=out_packet2, stage="ContractTimeTensor")
+    verify_contract_time(time=out_time, out_time=out_time2)
 
     out_time3, out_packet3 = p(kernel.out_time3), p(kernel.out_packet3)
-    check_contract("f32", chip, cluster, slice_, out_time3, out_packet3)
-    params = verify_contract_lane(lane, out_time2, out_packet2, out_time3, out_packet3, out_time, kernel.mode)
+    check_contract_tensor("f32", chip=chip, cluster=cluster, slice_=slice_, time=out_time3, packet=out_packet3)
+    params = verify_contract_lane(lane=lane, time=out_time2, packet=out_packet2, out_time=out_time3, out_packet=out_packet3, pre_reduce_time=out_time, mode=kernel.mode)
     assert (params.inner_time, params.cells) == (kernel.inner_time, kernel.cells)
 
 
 def test_register_files_i8_example() -> None:
     sizes = {"B": 32}
     one, b = parse("1", sizes), parse("B", sizes)
-    check_collect("i8", one, parse("1 # 2", sizes), parse("1 # 256", sizes), one, b)
-    params = verify_to_trf("i8", one, b, one, b)
+    check_collect_tensor("i8", chip=one, cluster=parse("1 # 2", sizes), slice_=parse("1 # 256", sizes), time=one, packet=b)
+    params = verify_to_trf("i8", time=one, packet=b, lane=one, element=b)
     assert (params.bytes_per_lane, params.total_bytes) == (32, 32)
 
 
@@ -202,7 +202,7 @@ def test_pure_broadcast_tiling_axis_in_no_operand() -> None:
     # OutTime's innermost tiling factor T names an axis of neither operand: a plain broadcast.
     sizes = {"M": 32, "N": 8, "K": 32, "T": 3}
     p = parser(sizes)
-    outer = verify_contract_outer("bf16", "bf16", p("M, K / 16"), p("K % 16"), p("N"), p("K"), p("M, T"), p("K"))
+    outer = verify_contract_outer("bf16", "bf16", time=p("M, K / 16"), packet=p("K % 16"), lane=p("N"), element=p("K"), out_time=p("M, T"), out_packet=p("K"))
     assert outer.time_broadcast == p("T")
     assert [(e.time, e.count, e.stride) for e in outer.sequencing] == [(p("M, T"), 96, 0)]
 
@@ -211,7 +211,7 @@ def test_transposed_tiling_walks_element_in_any_order() -> None:
     # Element [T, V, E] walked by OutTime [A, V, T]: every Element / ReadSize factor appears, out of order.
     sizes = {"A": 4, "V": 2, "T": 4, "E": 32, "N": 8}
     p = parser(sizes)
-    outer = verify_contract_outer("bf16", "bf16", p("A, E / 16"), p("E % 16"), p("N"), p("T, V, E"), p("A, V, T"), p("E"))
+    outer = verify_contract_outer("bf16", "bf16", time=p("A, E / 16"), packet=p("E % 16"), lane=p("N"), element=p("T, V, E"), out_time=p("A, V, T"), out_packet=p("E"))
     assert outer.time_broadcast == p("V, T")
     assert [(e.time, e.count, e.stride) for e in outer.sequencing] == [
         (p("A"), 4, 0),
@@ -225,7 +225,7 @@ def test_tiling_axis_not_innermost_is_refused() -> None:
     sizes = {"M": 32, "N": 8, "K": 32, "T": 3}
     p = parser(sizes)
     with pytest.raises(LayoutError) as info:
-        verify_contract_outer("bf16", "bf16", p("M, K / 16"), p("K % 16"), p("N"), p("K"), p("T, M"), p("K"))
+        verify_contract_outer("bf16", "bf16", time=p("M, K / 16"), packet=p("K % 16"), lane=p("N"), element=p("K"), out_time=p("T, M"), out_packet=p("K"))
     assert (info.value.stage, info.value.rule) == ("contract_outer", "OutTimeMismatch")
 
 
@@ -234,5 +234,5 @@ def test_weight_without_the_contracted_axis_is_refused() -> None:
     sizes = {"M": 32, "N": 8, "K": 32, "R": 4}
     p = parser(sizes)
     with pytest.raises(LayoutError) as info:
-        verify_contract_outer("bf16", "bf16", p("M, K / 16"), p("K % 16"), p("N"), p("R, K"), p("M"), p("K"))
+        verify_contract_outer("bf16", "bf16", time=p("M, K / 16"), packet=p("K % 16"), lane=p("N"), element=p("R, K"), out_time=p("M"), out_packet=p("K"))
     assert (info.value.stage, info.value.rule) == ("contract_outer", "ElementNotSequenced")

@@ -11,11 +11,11 @@ from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify import (
     LaneMode,
-    check_collect,
-    check_contract,
-    check_contract_outer,
-    check_contract_packet,
-    check_trf,
+    check_collect_tensor,
+    check_contract_tensor,
+    check_contract_outer_tensor,
+    check_contract_packet_tensor,
+    check_trf_tensor,
     verify_contract_lane,
     verify_contract_outer,
     verify_contract_packet,
@@ -41,27 +41,27 @@ ONE, CLUSTER, SLICE = m("1"), m("1 # 2"), m("1 # 256")
 def outer(*layouts: str, stream: str = "bf16", weight: str = "bf16") -> Callable[[], object]:
     """``layouts``: Time, Packet, Lane, Element, OutTime, OutPacket."""
     time, packet, lane_, element, out_time, out_packet = (m(text) for text in layouts)
-    return lambda: verify_contract_outer(stream, weight, time, packet, lane_, element, out_time, out_packet)
+    return lambda: verify_contract_outer(stream, weight, time=time, packet=packet, lane=lane_, element=element, out_time=out_time, out_packet=out_packet)
 
 
 def lane(
     lane_: str, time: str, packet: str, out_time: str, out_packet: str, pre: str, mode: LaneMode
 ) -> Callable[[], object]:
-    return lambda: verify_contract_lane(m(lane_), m(time), m(packet), m(out_time), m(out_packet), m(pre), mode)
+    return lambda: verify_contract_lane(lane=m(lane_), time=m(time), packet=m(packet), out_time=m(out_time), out_packet=m(out_packet), pre_reduce_time=m(pre), mode=mode)
 
 
 CASES: list[tuple[str, Callable[[], object], str, str, str]] = [
     # -- to_trf -----------------------------------------------------------------------------------
-    ("to_trf/LaneSize", lambda: verify_to_trf("bf16", m("Q, E"), m("E"), m("Q"), m("E, E")), "to_trf", "LaneSize",
+    ("to_trf/LaneSize", lambda: verify_to_trf("bf16", time=m("Q, E"), packet=m("E"), lane=m("Q"), element=m("E, E")), "to_trf", "LaneSize",
      "Lane::SIZE must be 1, 2, 4, or 8, got 3"),
-    ("to_trf/ExceedsCapacity", lambda: verify_to_trf("bf16", m("N"), m("E"), m("N"), m("Big")), "to_trf",
+    ("to_trf/ExceedsCapacity", lambda: verify_to_trf("bf16", time=m("N"), packet=m("E"), lane=m("N"), element=m("Big")), "to_trf",
      "ExceedsCapacity",
      "TRF data (131072 bytes = 8 lanes x 16384 bytes) exceeds the tensor register file capacity (65536 bytes)"),
-    ("to_trf/LaneDoesNotDivideTime", lambda: verify_to_trf("bf16", m("A"), m("E"), m("N"), m("E")), "to_trf",
+    ("to_trf/LaneDoesNotDivideTime", lambda: verify_to_trf("bf16", time=m("A"), packet=m("E"), lane=m("N"), element=m("E")), "to_trf",
      "LaneDoesNotDivideTime", "Lane::SIZE (8) does not divide Time::SIZE (4)"),
-    ("to_trf/LaneMismatch", lambda: verify_to_trf("bf16", m("A, N"), m("E"), m("M"), m("N, E")), "to_trf",
+    ("to_trf/LaneMismatch", lambda: verify_to_trf("bf16", time=m("A, N"), packet=m("E"), lane=m("M"), element=m("N, E")), "to_trf",
      "LaneMismatch", "`to_trf` lane mismatch: time_outer != Lane: A != M"),
-    ("to_trf/ElementMismatch", lambda: verify_to_trf("bf16", m("A, N"), m("E"), m("A"), m("E, N")), "to_trf",
+    ("to_trf/ElementMismatch", lambda: verify_to_trf("bf16", time=m("A, N"), packet=m("E"), lane=m("A"), element=m("E, N")), "to_trf",
      "ElementMismatch", "`to_trf` element mismatch: [time_inner, Packet] != Element: N, E != E, N"),
     # -- contract_outer: stream adapter -------------------------------------------------------------
     ("outer/LaneSize", outer("M, L", "E", "Q", "E", "M", "L, E"), "contract_outer", "LaneSize",
@@ -93,23 +93,23 @@ CASES: list[tuple[str, Callable[[], object], str, str, str]] = [
      "`contract_outer`: OutTime X # 8 pads the factor X # 8 to 8 cells, which no nested loop over its walked "
      "pieces covers"),
     # -- contract_packet ----------------------------------------------------------------------------
-    ("packet/InvalidPacketSize", lambda: verify_contract_packet("i8", m("D / 2"), m("1")), "contract_packet",
+    ("packet/InvalidPacketSize", lambda: verify_contract_packet("i8", packet=m("D / 2"), out_packet=m("1")), "contract_packet",
      "InvalidPacketSize", "Packet must be 32 or 64 bytes, got 16 bytes"),
-    ("packet/OutPacketTooWide", lambda: verify_contract_packet("i8", m("K"), m("K")), "contract_packet",
+    ("packet/OutPacketTooWide", lambda: verify_contract_packet("i8", packet=m("K"), out_packet=m("K")), "contract_packet",
      "OutPacketTooWide", "OutPacket::SIZE must be at most 32, got 64"),
-    ("packet/OutPacketNotPow2", lambda: verify_contract_packet("bf16", m("D"), m("3")), "contract_packet",
+    ("packet/OutPacketNotPow2", lambda: verify_contract_packet("bf16", packet=m("D"), out_packet=m("3")), "contract_packet",
      "OutPacketNotPow2", "OutPacket::SIZE must be a power of two, got 3"),
-    ("packet/NotAContraction", lambda: verify_contract_packet("i8", m("K"), m("K % 4")), "contract_packet",
+    ("packet/NotAContraction", lambda: verify_contract_packet("i8", packet=m("K"), out_packet=m("K % 4")), "contract_packet",
      "NotAContraction", "OutPacket K % 4 is not a valid contraction of Packet K"),
     # -- contract_time ------------------------------------------------------------------------------
-    ("time/Indivisible", lambda: verify_contract_time(m("A"), m("B")), "contract_time", "Indivisible",
+    ("time/Indivisible", lambda: verify_contract_time(time=m("A"), out_time=m("B")), "contract_time", "Indivisible",
      "contract_time: OutTime B must divide Time A (some axis is missing): B of B does not occur as a digit of A"),
-    ("time/OrderNotPreserved", lambda: verify_contract_time(m("A, B"), m("B, A")), "contract_time",
+    ("time/OrderNotPreserved", lambda: verify_contract_time(time=m("A, B"), out_time=m("B, A")), "contract_time",
      "OrderNotPreserved", "contract_time: OutTime axes must follow the same order as the Time axes"),
-    ("time/LeadingPadding", lambda: verify_contract_time(m("A, B"), m("A, 1 # 2")), "contract_time",
+    ("time/LeadingPadding", lambda: verify_contract_time(time=m("A, B"), out_time=m("A, 1 # 2")), "contract_time",
      "LeadingPadding",
      "contract_time: Padding mismatch. OutTime A, 1 # 2 has unexpected leading padding not present in Time A, B"),
-    ("time/PaddingNotPreserved", lambda: verify_contract_time(m("A # 8, B"), m("A, B")), "contract_time",
+    ("time/PaddingNotPreserved", lambda: verify_contract_time(time=m("A # 8, B"), out_time=m("A, B")), "contract_time",
      "PaddingNotPreserved",
      "contract_time: Padding mismatch. Non-reduced axes in OutTime A, B do not preserve padding from Time A # 8, B"),
     # -- contract_lane ------------------------------------------------------------------------------
@@ -140,25 +140,25 @@ CASES: list[tuple[str, Callable[[], object], str, str, str]] = [
      "contract_lane (Interleaved): the [Lane, Packet] accumulator buffer overflows: padded Lane 8 * InnerTime 8 * "
      "padded Packet 32 = 2048 exceeds the 1024-cell accumulator"),
     # -- constructor constraints -------------------------------------------------------------------
-    ("CollectTensor/ClusterSize", lambda: check_collect("bf16", ONE, m("A"), SLICE, ONE, m("E")), "CollectTensor",
+    ("CollectTensor/ClusterSize", lambda: check_collect_tensor("bf16", chip=ONE, cluster=m("A"), slice_=SLICE, time=ONE, packet=m("E")), "CollectTensor",
      "ClusterSize", "Cluster size must be 1 or 2, got 4 (Cluster A)"),
-    ("CollectTensor/SliceSize", lambda: check_collect("bf16", ONE, CLUSTER, m("D"), ONE, m("E")), "CollectTensor",
+    ("CollectTensor/SliceSize", lambda: check_collect_tensor("bf16", chip=ONE, cluster=CLUSTER, slice_=m("D"), time=ONE, packet=m("E")), "CollectTensor",
      "SliceSize", "Slice size must be one of 64 | 128 | 256, got 32 (Slice D)"),
-    ("CollectTensor/PacketFlit", lambda: check_collect("bf16", ONE, CLUSTER, SLICE, ONE, m("N")), "CollectTensor",
+    ("CollectTensor/PacketFlit", lambda: check_collect_tensor("bf16", chip=ONE, cluster=CLUSTER, slice_=SLICE, time=ONE, packet=m("N")), "CollectTensor",
      "PacketFlit", "Packet size must be exactly one flit (32 bytes), got 16 bytes (Packet N of bf16)"),
-    ("TrfTensor/SliceSize", lambda: check_trf("bf16", ONE, CLUSTER, m("D"), m("N"), m("E")), "TrfTensor",
+    ("TrfTensor/SliceSize", lambda: check_trf_tensor("bf16", chip=ONE, cluster=CLUSTER, slice_=m("D"), lane=m("N"), element=m("E")), "TrfTensor",
      "SliceSize", "Slice size must be one of 64 | 128 | 256, got 32 (Slice D)"),
     ("ContractOuterTensor/PacketFlits",
-     lambda: check_contract_outer("bf16", ONE, CLUSTER, SLICE, m("N"), ONE, m("N")), "ContractOuterTensor",
+     lambda: check_contract_outer_tensor("bf16", chip=ONE, cluster=CLUSTER, slice_=SLICE, lane=m("N"), time=ONE, packet=m("N")), "ContractOuterTensor",
      "PacketFlits", "Packet size must be one or two flits (32 or 64 bytes), got 16 bytes (OutPacket N of bf16)"),
     ("ContractPacketTensor/PacketPow2",
-     lambda: check_contract_packet(ONE, CLUSTER, SLICE, m("N"), ONE, m("K")), "ContractPacketTensor", "PacketPow2",
+     lambda: check_contract_packet_tensor(chip=ONE, cluster=CLUSTER, slice_=SLICE, lane=m("N"), time=ONE, packet=m("K")), "ContractPacketTensor", "PacketPow2",
      "Packet element count must be a power of two and at most the accumulator column count (32), got 64 (Packet K)"),
     ("ContractTimeTensor/PacketPow2",
-     lambda: check_contract_packet(ONE, CLUSTER, SLICE, m("N"), ONE, m("Q"), stage="ContractTimeTensor"),
+     lambda: check_contract_packet_tensor(chip=ONE, cluster=CLUSTER, slice_=SLICE, lane=m("N"), time=ONE, packet=m("Q"), stage="ContractTimeTensor"),
      "ContractTimeTensor", "PacketPow2",
      "Packet element count must be a power of two and at most the accumulator column count (32), got 3 (Packet Q)"),
-    ("ContractTensor/ContractPacketSize", lambda: check_contract("f32", ONE, CLUSTER, SLICE, ONE, m("D")),
+    ("ContractTensor/ContractPacketSize", lambda: check_contract_tensor("f32", chip=ONE, cluster=CLUSTER, slice_=SLICE, time=ONE, packet=m("D")),
      "ContractTensor", "ContractPacketSize",
      "Packet size must be exactly one flit (32 bytes) of the i32/f32 accumulator, got 128 bytes (Packet D of f32)"),
 ]
@@ -176,9 +176,9 @@ DTYPE_CASES: list[tuple[str, Callable[[], object], str, str, str]] = [
      "NoMultiplier", "no Multiplier for stream i4 with weight i8: stream i4 pairs only with weight i4 or i5"),
     ("gate/int-float", outer("M, L", "E", "N", "E", "M", "L, E", stream="bf16", weight="f8e4m3"), "contract_outer",
      "NoMultiplier", "no Multiplier for stream bf16 with weight f8e4m3: stream bf16 pairs only with weight bf16"),
-    ("ContractTensor/NotAnAccumulator", lambda: check_contract("bf16", ONE, CLUSTER, SLICE, ONE, m("E")),
+    ("ContractTensor/NotAnAccumulator", lambda: check_contract_tensor("bf16", chip=ONE, cluster=CLUSTER, slice_=SLICE, time=ONE, packet=m("E")),
      "ContractTensor", "NotAnAccumulator", "the contraction result must be an i32 or f32 accumulator, got bf16"),
-    ("CollectTensor/UnknownDtype", lambda: check_collect("u8", ONE, CLUSTER, SLICE, ONE, m("D")), "CollectTensor",
+    ("CollectTensor/UnknownDtype", lambda: check_collect_tensor("u8", chip=ONE, cluster=CLUSTER, slice_=SLICE, time=ONE, packet=m("D")), "CollectTensor",
      "UnknownDtype", "unknown dtype 'u8'"),
 ]
 
@@ -207,7 +207,7 @@ def test_flit_mismatch_hint_names_the_packet() -> None:
 
 
 def test_trf_at_exact_capacity_passes() -> None:
-    params = verify_to_trf("bf16", m("A, E"), m("D"), m("A"), m("E, D"))
+    params = verify_to_trf("bf16", time=m("A, E"), packet=m("D"), lane=m("A"), element=m("E, D"))
     assert params.total_bytes == 4 * 16 * 32 * 2
-    full = verify_to_trf("bf16", m("N, B"), m("Big % 2048"), m("N"), m("B, Big % 2048"))
+    full = verify_to_trf("bf16", time=m("N, B"), packet=m("Big % 2048"), lane=m("N"), element=m("B, Big % 2048"))
     assert full.total_bytes == 65536

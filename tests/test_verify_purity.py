@@ -22,8 +22,8 @@ def test_import_does_not_load_numpy() -> None:
 
 def test_results_are_cached_on_structure() -> None:
     sizes = {"A": 4, "B": 2}
-    first = verify_contract_time(parse("A, B", sizes), parse("A", sizes))
-    again = verify_contract_time(parse("A, B", sizes), parse("A", sizes))
+    first = verify_contract_time(time=parse("A, B", sizes), out_time=parse("A", sizes))
+    again = verify_contract_time(time=parse("A, B", sizes), out_time=parse("A", sizes))
     assert again is first
 
 
@@ -32,7 +32,7 @@ def test_cached_failures_raise_fresh_equal_errors() -> None:
     errors = []
     for _ in range(2):
         with pytest.raises(LayoutError) as info:
-            verify_contract_time(parse("A, B", sizes), parse("B, A", sizes))
+            verify_contract_time(time=parse("A, B", sizes), out_time=parse("B, A", sizes))
         errors.append(info.value)
     assert errors[0] is not errors[1]
     first, second = ((e.stage, e.rule, e.detail, e.hint) for e in errors)
@@ -49,9 +49,9 @@ def test_packet_reducer_accepts_every_outer_prefix(depth: int, log_k: int) -> No
     out = packet.split_at(1 << depth)[0]
     if out.size > 32:
         with pytest.raises(LayoutError):
-            verify_contract_packet("i8", packet, out)
+            verify_contract_packet("i8", packet=packet, out_packet=out)
     else:
-        assert verify_contract_packet("i8", packet, out).depth == depth
+        assert verify_contract_packet("i8", packet=packet, out_packet=out).depth == depth
 
 
 @settings(max_examples=60, deadline=None)
@@ -66,7 +66,7 @@ def test_stream_adapter_accepts_the_documented_joint_shape(k: int, o: int, tilin
     out_time = time_outer.pair(parse("T", sizes))
     out_packet = time_packed.pair(packet)
     element = parse("K", sizes)
-    params = verify_contract_outer("bf16", "bf16", time, packet, parse("N", sizes), element, out_time, out_packet)
+    params = verify_contract_outer("bf16", "bf16", time=time, packet=packet, lane=parse("N", sizes), element=element, out_time=out_time, out_packet=out_packet)
     assert params.pack_size == pack
     assert params.time_broadcast == parse("T", sizes)
     assert params.read_size == read_size(16, element, out_packet)

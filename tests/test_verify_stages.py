@@ -31,7 +31,7 @@ PACKET_ROWS = [
 
 @pytest.mark.parametrize(("name", "dtype", "packet", "out", "depth"), PACKET_ROWS, ids=[r[0] for r in PACKET_ROWS])
 def test_contract_packet_reference(name: str, dtype: str, packet: str, out: str, depth: int) -> None:
-    params = verify_contract_packet(dtype, m(packet), m(out))
+    params = verify_contract_packet(dtype, packet=m(packet), out_packet=m(out))
     assert params.depth == depth
     assert params.reduce_packet == m(packet).split_at(1 << depth)[0]
     assert params.output == m(out).normalize().remove_padding()
@@ -48,7 +48,7 @@ def test_contract_packet_reference(name: str, dtype: str, packet: str, out: str,
 )
 def test_contract_packet_suggested_negatives(dtype: str, packet: str, out: str, rule: str) -> None:
     with pytest.raises(LayoutError) as info:
-        verify_contract_packet(dtype, m(packet), m(out))
+        verify_contract_packet(dtype, packet=m(packet), out_packet=m(out))
     assert (info.value.stage, info.value.rule) == ("contract_packet", rule)
 
 
@@ -69,7 +69,7 @@ TIME_ROWS = [
 
 @pytest.mark.parametrize(("name", "time", "out", "reduced"), TIME_ROWS, ids=[r[0] for r in TIME_ROWS])
 def test_contract_time_reference(name: str, time: str, out: str, reduced: tuple[str, ...]) -> None:
-    params = verify_contract_time(m(time), m(out))
+    params = verify_contract_time(time=m(time), out_time=m(out))
     assert params.reduced == reduced
     strides = [t.divisor_stride for t in params.terms]
     assert strides == sorted(strides, reverse=True)
@@ -86,7 +86,7 @@ def test_contract_time_reference(name: str, time: str, out: str, reduced: tuple[
 )
 def test_contract_time_synthetic_negatives(time: str, out: str, rule: str) -> None:
     with pytest.raises(LayoutError) as info:
-        verify_contract_time(m(time), m(out))
+        verify_contract_time(time=m(time), out_time=m(out))
     assert (info.value.stage, info.value.rule) == ("contract_time", rule)
 
 
@@ -141,7 +141,7 @@ def test_contract_lane_reference(
     inner: int,
     cells: int,
 ) -> None:
-    params = verify_contract_lane(m(lane), m(time), m(packet), m(out_time), m(out_packet), m(pre), mode)
+    params = verify_contract_lane(lane=m(lane), time=m(time), packet=m(packet), out_time=m(out_time), out_packet=m(out_packet), pre_reduce_time=m(pre), mode=mode)
     assert (params.mode, params.inner_time, params.cells) == (mode, inner, cells)
     assert params.padded_lane * params.inner_time * params.padded_packet == cells
     if mode is I:
@@ -152,13 +152,13 @@ def test_contract_lane_reference(
 
 def test_contract_lane_synthetic_buffer_exceeded() -> None:
     with pytest.raises(LayoutError) as info:
-        verify_contract_lane(m("N"), m("M, B"), m("D"), m("M, B, N, D / 8"), m("D % 8"), m("A, M, B"), S)
+        verify_contract_lane(lane=m("N"), time=m("M, B"), packet=m("D"), out_time=m("M, B, N, D / 8"), out_packet=m("D % 8"), pre_reduce_time=m("A, M, B"), mode=S)
     assert info.value.rule == "BufferExceeded"
     assert "= 2048 exceeds" in info.value.detail
 
 
 def test_contract_lane_synthetic_out_packet_mismatch() -> None:
     with pytest.raises(LayoutError) as info:
-        verify_contract_lane(m("N"), m("B"), m("1"), m("B"), m("1 # 8"), m("B"), I)
+        verify_contract_lane(lane=m("N"), time=m("B"), packet=m("1"), out_time=m("B"), out_packet=m("1 # 8"), pre_reduce_time=m("B"), mode=I)
     assert info.value.rule == "OutPacketMismatch"
     assert "Expected: N," in info.value.detail

@@ -33,12 +33,12 @@ from tcpdsl.tensors.scalars import i5 as i5
 from tcpdsl.tensors.scalars import i8 as i8
 from tcpdsl.tensors.scalars import i9 as i9
 from tcpdsl.tensors.scalars import i32 as i32
-from tcpdsl.tensors.types import CollectTensor as CollectTensor
-from tcpdsl.tensors.types import ContractOuterTensor as ContractOuterTensor
-from tcpdsl.tensors.types import ContractPacketTensor as ContractPacketTensor
-from tcpdsl.tensors.types import ContractTensor as ContractTensor
-from tcpdsl.tensors.types import ContractTimeTensor as ContractTimeTensor
-from tcpdsl.tensors.types import TrfTensor as TrfTensor
+from tcpdsl.tensors.sources import CollectTensor as CollectTensor
+from tcpdsl.tensors.results import ContractOuterTensor as ContractOuterTensor
+from tcpdsl.tensors.results import ContractPacketTensor as ContractPacketTensor
+from tcpdsl.tensors.results import ContractTensor as ContractTensor
+from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
+from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 
 __version__: str

@@ -7,7 +7,7 @@ from typing import Any
 
 from tcpdsl.cli.stages import StageRow
 from tcpdsl.cost import KernelCost
-from tcpdsl.tensors.carrier import Chain
+from tcpdsl.tensors.chain import Chain
 
 ERROR_LINES = 6  # a long error (a beartype violation) is cut in the text report, kept whole in JSON
 

@@ -6,14 +6,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpdsl.cost import KernelCost, StageCost, chain_cost
-from tcpdsl.tensors.carrier import Chain
+from tcpdsl.tensors.chain import Chain
+from tcpdsl.verify.stage import Stage
 
 
 @dataclass(frozen=True)
 class StageRow:
     """A stage as the report shows it; ``params`` holds JSON-ready values."""
 
-    stage: str
+    stage: Stage
     layout: str
     params: dict[str, Any]
     cost: StageCost
@@ -37,12 +38,12 @@ def chain_stages(chain: Chain) -> tuple[tuple[StageRow, ...], KernelCost]:
     by_stage = {stage.stage: stage for stage in cost.stages}
     rows: list[StageRow] = []
 
-    def add(stage: str, layout: str, params: dict[str, Any]) -> None:
+    def add(stage: Stage, layout: str, params: dict[str, Any]) -> None:
         rows.append(StageRow(stage, layout, params, by_stage[stage]))
 
     outer = chain.outer
     add(
-        "contract_outer",
+        Stage.CONTRACT_OUTER,
         f"Lane {chain.lane} | Time {chain.outer_time} | Packet {chain.outer_packet}",
         {
             "PackSize": outer.pack_size,
@@ -55,13 +56,13 @@ def chain_stages(chain: Chain) -> tuple[tuple[StageRow, ...], KernelCost]:
     )
     if chain.packet_params is not None and chain.packet_out is not None:
         p = chain.packet_params
-        add("contract_packet", f"Packet {chain.packet_out}", {"TreeDepth": p.depth, "ReducePacket": str(p.reduce_packet)})
+        add(Stage.CONTRACT_PACKET, f"Packet {chain.packet_out}", {"TreeDepth": p.depth, "ReducePacket": str(p.reduce_packet)})
     if chain.time_params is not None and chain.time_out is not None:
-        add("contract_time", f"Time {chain.time_out}", {"Reduced": list(chain.time_params.reduced)})
+        add(Stage.CONTRACT_TIME, f"Time {chain.time_out}", {"Reduced": list(chain.time_params.reduced)})
     if chain.lane_params is not None and chain.lane_time is not None:
         q = chain.lane_params
         add(
-            "contract_lane",
+            Stage.CONTRACT_LANE,
             f"Time {chain.lane_time} | Packet {chain.lane_packet}",
             {"Mode": q.mode.value, "InnerTime": q.inner_time, "AccumulatorCells": q.cells},
         )

@@ -30,7 +30,7 @@ from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, match_broadcasts, read, refine
 from tcpdsl.tensors.placement import check_shape, logical_index, plan
-from tcpdsl.tensors.carrier import Chain
+from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.scalars import cast, widen
 
 Array = npt.NDArray[Any]

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.logical import Tensor, axis_names
 from tcpdsl.tensors.placement import held
-from tcpdsl.tensors.types import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
+from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 
 Array = npt.NDArray[Any]
 _STAGE = "oracle"

@@ -28,8 +28,9 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
 from tcpdsl.evaluate.fused import accumulator_dtype
 from tcpdsl.tensors.placement import plan, to_physical_rows
-from tcpdsl.tensors.carrier import Chain, Operand
+from tcpdsl.tensors.chain import Chain, Operand
 from tcpdsl.tensors.scalars import cast, poison, widen
+from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]
@@ -120,7 +121,7 @@ def _stream_adapter(run: _Run, stream: Array, mask: MaskArray) -> tuple[Array, M
     t, p = chain.time.size, chain.packet.size
     lanes, out_time, out_packet = chain.lane.size, chain.outer_time.size, chain.outer_packet.size
     if t % pack or out_packet != pack * p or out_time % (t // pack):
-        raise LayoutError("contract_outer", "ShapeMismatch",
+        raise LayoutError(Stage.CONTRACT_OUTER, "ShapeMismatch",
                           f"Time {chain.time} and Packet {chain.packet} with PackSize {pack} cannot form "
                           f"OutTime {chain.outer_time} and OutPacket {chain.outer_packet}")
     tiling = out_time // (t // pack)
@@ -189,7 +190,7 @@ def _packet_reducer(run: _Run, values: Array, mask: MaskArray) -> tuple[Array, M
     group = 1 << depth
     kept = chain.packet_out.size
     if out_packet % group or kept > out_packet // group:
-        raise LayoutError("contract_packet", "ShapeMismatch",
+        raise LayoutError(Stage.CONTRACT_PACKET, "ShapeMismatch",
                           f"a depth-{depth} adder tree cannot turn {out_packet} cells into OutPacket {chain.packet_out}")
     x = values.reshape(n, lanes, out_time, out_packet // group, group)
     m = mask.reshape(n, lanes, out_time, out_packet // group, group)
@@ -249,7 +250,7 @@ def _time_reducer(run: _Run, values: Array, mask: MaskArray, work: type[np.gener
 def _lane_folder(run: _Run, values: Array, mask: MaskArray) -> tuple[Array, MaskArray, str]:
     chain = run.chain
     assert chain.lane_time is not None and chain.lane_packet is not None
-    source, target = chain.part("contract_time"), chain.part("contract_lane")
+    source, target = chain.part(Stage.CONTRACT_TIME), chain.part(Stage.CONTRACT_LANE)
     cells = plan(target)
     position, ok = read(source, dict(cells.coords), cells.size)
     ok &= cells.live
@@ -272,11 +273,11 @@ def _simulate(chain: Chain, checking: bool = True) -> tuple[list[StageBuffer], A
                f"{chain.stream.dtype} stream, Top padding poisoned", check=False)
     trf, trf_mask = run.layout(chain.weight, [chain.lane, chain.element], TRF_POISON)
     trf = trf.reshape(trf.shape[0], chain.lane.size, chain.element.size)
-    run.record("to_trf", pairs([chain.lane, chain.element]), ("Spatial", "Lane", "Element"), trf, trf_mask,
+    run.record(Stage.TO_TRF, pairs([chain.lane, chain.element]), ("Spatial", "Lane", "Element"), trf, trf_mask,
                f"{chain.weight.dtype} weights, Top padding poisoned", check=False)
 
     dims = ("Spatial", "Lane", "OutTime", "OutPacket")
-    pre = chain.part("contract_outer")
+    pre = chain.part(Stage.CONTRACT_OUTER)
     adapted, adapted_mask, note = _stream_adapter(run, stream, stream_mask)
     run.record("stream_adapter", pre, dims, adapted, adapted_mask, note, check=False)
     sequenced, sequenced_mask, note = _trf_sequencer(run, trf, trf_mask)
@@ -287,22 +288,22 @@ def _simulate(chain: Chain, checking: bool = True) -> tuple[list[StageBuffer], A
     product = lhs * rhs
     mask = adapted_mask | sequenced_mask
     shown = product if chain.acc == "f32" else _wrap_i32(product)
-    run.record("contract_outer", pre, dims, shown, mask, f"widened to {chain.acc}, multiplied cell by cell")
+    run.record(Stage.CONTRACT_OUTER, pre, dims, shown, mask, f"widened to {chain.acc}, multiplied cell by cell")
     values: Array = product
 
     if chain.packet_out is not None:
         values, mask, note = _packet_reducer(run, values, mask)
         if chain.acc == "i32":
             values = _wrap_i32(values).astype(work)
-        run.record("contract_packet", chain.part("contract_packet"), dims, values, mask, note)
+        run.record(Stage.CONTRACT_PACKET, chain.part(Stage.CONTRACT_PACKET), dims, values, mask, note)
     if chain.time_out is not None:
         values, mask, note = _time_reducer(run, values, mask, work)
         if chain.acc == "i32":
             values = _wrap_i32(values).astype(work)
-        run.record("contract_time", chain.part("contract_time"), dims, values, mask, note)
+        run.record(Stage.CONTRACT_TIME, chain.part(Stage.CONTRACT_TIME), dims, values, mask, note)
     if chain.lane_time is not None:
         values, mask, note = _lane_folder(run, values, mask)
-        run.record("contract_lane", chain.part("contract_lane"), ("Spatial", "OutTime", "OutPacket"), values,
+        run.record(Stage.CONTRACT_LANE, chain.part(Stage.CONTRACT_LANE), ("Spatial", "OutTime", "OutPacket"), values,
                    mask, note)
 
     last = run.buffers[-1]

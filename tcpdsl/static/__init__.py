@@ -3,7 +3,7 @@
 * :mod:`~tcpdsl.static.names` - the runtime objects the plugin recognises, by full name.
 * :mod:`~tcpdsl.static.texts` - reading mapping texts from types and call expressions.
 * :mod:`~tcpdsl.static.resolve` - resolving axis names and escapes through mypy's symbol tables.
-* :mod:`~tcpdsl.static.stages` - the runtime's verifier calls on statically read tensor types.
+* The stage rules themselves come from :mod:`tcpdsl.verify.compose`, the code the runtime runs.
 * :mod:`~tcpdsl.static.annotations`, :mod:`~tcpdsl.static.calls`, :mod:`~tcpdsl.static.declarations` -
   the hooks, per mypy phase; :mod:`~tcpdsl.static.plugin` wires them to full names.
 * :mod:`~tcpdsl.static.report`, :mod:`~tcpdsl.static.codes` - diagnostics with the runtime's text.

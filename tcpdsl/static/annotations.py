@@ -15,13 +15,12 @@ from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, UnboundT
 
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import TcpError
-from tcpdsl.static.names import TensorClass
 from tcpdsl.static.phases import analyser, current_tree, semantic_env
 from tcpdsl.static.report import inside_string, internal, report
 from tcpdsl.static.resolve import NotReady, build
 from tcpdsl.static.scalars import scalar_name
-from tcpdsl.static.stages import Operand, check_constructor
 from tcpdsl.static.texts import is_mapping_form, literal_text, raw_text
+from tcpdsl.verify.families import Family, check_type
 
 
 def analyze_literal(ctx: AnalyzeTypeContext) -> Type:
@@ -54,7 +53,7 @@ def _literal(anal: TypeAnalyser, text: str) -> LiteralType:
     return LiteralType(text, anal.named_type("builtins.str", []))
 
 
-def analyze_tensor(ctx: AnalyzeTypeContext, cls: TensorClass) -> Type:
+def analyze_tensor(ctx: AnalyzeTypeContext, cls: Family) -> Type:
     """A tensor class subscripted in a type: canonical mapping parameters and constructor constraints."""
     try:
         anal, sem = analyser(ctx.api)
@@ -64,7 +63,7 @@ def analyze_tensor(ctx: AnalyzeTypeContext, cls: TensorClass) -> Type:
         return AnyType(TypeOfAny.from_error)
 
 
-def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: TensorClass) -> Type:
+def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Family) -> Type:
     sym = anal.lookup_qualified(t.name, t)
     info = sym.node if sym is not None else None
     if not isinstance(info, TypeInfo):
@@ -82,14 +81,14 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Tens
         )
         return AnyType(TypeOfAny.from_error)
     args: list[Type] = []
-    dtypes: dict[str, str] = {}
-    maps: dict[str, Mapping] = {}
+    dtypes: list[str] = []
+    maps: list[Mapping] = []
     for param, arg in zip(cls.params, t.args):
         analyzed = anal.analyze_type(arg)
         if param in cls.dtypes:
             name = scalar_name(analyzed)
             if name is not None:
-                dtypes[param] = name
+                dtypes.append(name)
             args.append(analyzed)
             continue
         text = literal_text(analyzed)
@@ -97,11 +96,11 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Tens
         if mapping is None:
             args.append(analyzed)
             continue
-        maps[param] = mapping
+        maps.append(mapping)
         args.append(_literal(anal, str(mapping)))
     if len(dtypes) + len(maps) == len(cls.params):
         try:
-            check_constructor(Operand(cls, dtypes, maps))
+            check_type(cls, tuple(dtypes), tuple(maps))
         except TcpError as error:
             report(anal, error, t)
     return Instance(info, args, line=t.line, column=t.column)

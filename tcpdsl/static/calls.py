@@ -1,7 +1,7 @@
 """Type-checking hooks: axis declarations, inline tensor subscriptions and the five stage calls.
 
 A stage call reads its mapping arguments from the call's expressions, runs the verifier the runtime runs
-(:mod:`tcpdsl.static.stages`), reports a failure with the runtime's text at the call, and otherwise gives
+(:mod:`tcpdsl.verify.compose`), reports a failure with the runtime's text at the call, and otherwise gives
 the call its computed result type: canonical ``Literal`` layouts and the accumulator dtype.
 """
 
@@ -17,23 +17,25 @@ from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, get_prop
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import axis
 from tcpdsl.errors import TcpError
-from tcpdsl.static import stages
-from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES, TRF
+from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES, fullname
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.resolve import Env, build
 from tcpdsl.static.scalars import scalar_fullname, scalar_name
 from tcpdsl.static.texts import expression_source, literal_text
+from tcpdsl.verify import compose
+from tcpdsl.verify.families import TRF, TensorType, check_type
 from tcpdsl.verify.lane_mode import LaneMode
+from tcpdsl.verify.stage import Stage
 
 
 # The mapping arguments of each stage method, in the order the runtime reads them.
 STAGE_ARGUMENTS: Final = {
-    "to_trf": ("lane", "element"),
-    "contract_outer": ("out_time", "out_packet"),
-    "contract_packet": ("out_packet",),
-    "contract_time": ("out_time",),
-    "contract_lane": ("out_time", "out_packet"),
+    Stage.TO_TRF: ("lane", "element"),
+    Stage.CONTRACT_OUTER: ("out_time", "out_packet"),
+    Stage.CONTRACT_PACKET: ("out_packet",),
+    Stage.CONTRACT_TIME: ("out_time",),
+    Stage.CONTRACT_LANE: ("out_time", "out_packet"),
 }
 
 
@@ -77,7 +79,7 @@ def tensor_call(ctx: FunctionContext) -> Type:
         if isinstance(ctx.context, CallExpr) and isinstance(ctx.context.callee, IndexExpr):
             operand = _operand(ctx.default_return_type, checker_env(chk), chk.tree.fullname)
             if operand is not None:
-                stages.check_constructor(operand)
+                check_type(operand.family, operand.dtypes, operand.layouts)
     except TcpError as error:
         report(chk, error, ctx.context)
     except Unreadable as what:
@@ -100,7 +102,7 @@ def stage_site(call: Context) -> Context:
     return call
 
 
-def stage_call(ctx: MethodContext, method: str) -> Type:
+def stage_call(ctx: MethodContext, method: Stage) -> Type:
     """One stage call: verify as the runtime does, then compute the result type."""
     chk = checker(ctx.api)
     site = stage_site(ctx.context)
@@ -121,27 +123,27 @@ def stage_call(ctx: MethodContext, method: str) -> Type:
         return ctx.default_return_type
 
 
-def _stage(chk: TypeChecker, ctx: MethodContext, method: str) -> Type:
+def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     env = checker_env(chk)
     module = chk.tree.fullname
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args = {name: _mapping_arg(ctx, name, method, env, module) for name in STAGE_ARGUMENTS[method]}
-    mode = _lane_mode(ctx) if method == "contract_lane" else LaneMode.INTERLEAVED
+    mode = _lane_mode(ctx) if method is Stage.CONTRACT_LANE else LaneMode.INTERLEAVED
     src = _operand(ctx.type, env, module)
     if src is None:
         return ctx.default_return_type
-    if method == "to_trf":
-        out = stages.to_trf(src, args["lane"], args["element"])
-    elif method == "contract_outer":
+    if method is Stage.TO_TRF:
+        out, _ = compose.to_trf(src, lane=args["lane"], element=args["element"])
+    elif method is Stage.CONTRACT_OUTER:
         trf = _operand(_arg_type(ctx, "trf"), env, module)
-        if trf is None or trf.cls is not TRF:
+        if trf is None or trf.family is not TRF:
             # Not a TrfTensor (a stream passed as weights, ...): mypy's own arg-type error reports it.
             return ctx.default_return_type
-        out = stages.contract_outer(src, trf, args["out_time"], args["out_packet"])
-    elif method == "contract_packet":
-        out = stages.contract_packet(src, args["out_packet"])
-    elif method == "contract_time":
-        out = stages.contract_time(src, args["out_time"])
+        out, _ = compose.contract_outer(src, trf, out_time=args["out_time"], out_packet=args["out_packet"])
+    elif method is Stage.CONTRACT_PACKET:
+        out, _ = compose.contract_packet(src, out_packet=args["out_packet"])
+    elif method is Stage.CONTRACT_TIME:
+        out, _ = compose.contract_time(src, out_time=args["out_time"])
     else:
         pre = _pre_reduce_time(chk, ctx, env, module)
         if pre is None:
@@ -150,8 +152,10 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: str) -> Type:
                 "the accumulator capacity is checked as if no Time axis were reduced",
                 ctx.context,
             )
-            pre = src.map("time")
-        out = stages.contract_lane(src, args["out_time"], args["out_packet"], mode, pre)
+            pre = src.layout("Time")
+        out, _ = compose.contract_lane(
+            src, out_time=args["out_time"], out_packet=args["out_packet"], mode=mode, pre_reduce_time=pre
+        )
     return _instance(chk, out)
 
 
@@ -182,7 +186,7 @@ def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: s
         raise Located(error, inside_string(error, string, ctx.context)) from error
 
 
-def _operand(typ: Type, env: Env, module: str) -> stages.Operand | None:
+def _operand(typ: Type, env: Env, module: str) -> TensorType | None:
     """A tensor type whose every parameter is concrete, else None (nothing to check)."""
     proper = get_proper_type(typ)
     if not isinstance(proper, Instance):
@@ -190,24 +194,24 @@ def _operand(typ: Type, env: Env, module: str) -> stages.Operand | None:
     cls = TENSOR_CLASSES.get(proper.type.fullname)
     if cls is None or len(proper.args) != len(cls.params):
         return None
-    dtypes: dict[str, str] = {}
-    maps: dict[str, Mapping] = {}
+    dtypes: list[str] = []
+    maps: list[Mapping] = []
     for param, arg in zip(cls.params, proper.args):
         if param in cls.dtypes:
             name = scalar_name(arg)
             if name is None:
                 return None
-            dtypes[param] = name
+            dtypes.append(name)
             continue
         text = literal_text(arg)
         if text is None:
             return None
         try:
-            maps[param] = build(text, module, env)
+            maps.append(build(text, module, env))
         except TcpError as error:
             # The text was valid where it was written; only its axes are not visible from here.
             raise Unreadable(f"the {param} layout {text!r} of this {cls.name} names axes not visible in this module") from error
-    return stages.Operand(cls, dtypes, maps)
+    return TensorType(cls, tuple(dtypes), tuple(maps))
 
 
 def _lane_mode(ctx: MethodContext) -> LaneMode:
@@ -232,20 +236,16 @@ def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, env: Env, module: str
     receiver = call.callee.expr
     if not (isinstance(receiver, CallExpr) and isinstance(receiver.callee, MemberExpr)):
         return None
-    if receiver.callee.name != "contract_time":
+    if receiver.callee.name != Stage.CONTRACT_TIME:
         return None
     before = chk.lookup_type_or_none(receiver.callee.expr)
     operand = _operand(before, env, module) if before is not None else None
-    return operand.map("time") if operand is not None else None
+    return operand.layout("Time") if operand is not None else None
 
 
-def _instance(chk: TypeChecker, t: stages.Operand) -> Instance:
+def _instance(chk: TypeChecker, t: TensorType) -> Instance:
     str_type = chk.named_type("builtins.str")
-    args: list[Type] = []
-    for param in t.cls.params:
-        if param in t.cls.dtypes:
-            args.append(instance(chk.modules, scalar_fullname(t.dtype(param)), []))
-        else:
-            args.append(LiteralType(str(t.map(param)), str_type))
-    return instance(chk.modules, t.cls.fullname, args)
+    args: list[Type] = [instance(chk.modules, scalar_fullname(d), []) for d in t.dtypes]
+    args += [LiteralType(str(m), str_type) for m in t.layouts]
+    return instance(chk.modules, fullname(t.family), args)
 

@@ -61,9 +61,8 @@ class TcpdslPlugin(Plugin):
         return tensor_call if fullname in TENSOR_CLASSES else None
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        if fullname in STAGES:
-            return partial(stage_call, method=fullname.rpartition(".")[2])
-        return None
+        stage = STAGES.get(fullname)
+        return partial(stage_call, method=stage) if stage is not None else None
 
     def get_dynamic_class_hook(self, fullname: str) -> Callable[[DynamicClassDefContext], None] | None:
         return axis_declaration if fullname in AXIS_FUNCTIONS else None

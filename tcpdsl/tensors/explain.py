@@ -6,8 +6,8 @@ import numpy as np
 
 from tcpdsl.algebra.nodes import pairs
 from tcpdsl.cost import chain_cost, describe
-from tcpdsl.tensors.carrier import Chain
-from tcpdsl.tensors.hints import Spec
+from tcpdsl.tensors.chain import Chain
+from tcpdsl.tensors.subscription import Spec
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.tensors.placement import plan
 from tcpdsl.verify import TrfParams

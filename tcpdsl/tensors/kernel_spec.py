@@ -20,7 +20,7 @@ from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, TuContext
-from tcpdsl.tensors.hints import Spec, Specialised
+from tcpdsl.tensors.subscription import Spec, Specialised
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.tensors.placement import plan
 from tcpdsl.tensors.scalars import Scalar, cast

@@ -1,22 +1,25 @@
 """Stage verifiers of the contraction engine: pure functions of mappings and dtype names.
 
-The runtime and the static checker both call these, so every rule message is produced here.
+The runtime and the static checker both call these (through :mod:`tcpdsl.verify.compose`, which
+composes them into stage calls), so every rule message is produced here.
 """
 
 from __future__ import annotations
 
 from tcpdsl.verify.constructors import (
-    check_collect,
-    check_contract,
-    check_contract_outer,
-    check_contract_packet,
-    check_trf,
+    check_collect_tensor,
+    check_contract_outer_tensor,
+    check_contract_packet_tensor,
+    check_contract_tensor,
+    check_trf_tensor,
 )
+from tcpdsl.verify.families import FAMILIES, Family, TensorType, check_type
 from tcpdsl.verify.dtypes import ACCUMULATOR, BITS, WEIGHTS, check_pairing, flit_elements, size_in_bytes
 from tcpdsl.verify.lane_folder import verify_contract_lane
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.outer import verify_contract_outer
 from tcpdsl.verify.packet_reducer import verify_contract_packet
+from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.params import (
     LaneParams,
     LoopEntry,
@@ -45,13 +48,18 @@ __all__ = [
     "StreamAdapterParams",
     "TimeParams",
     "TrfParams",
-    "check_collect",
-    "check_contract",
-    "check_contract_outer",
-    "check_contract_packet",
+    "FAMILIES",
+    "Family",
+    "Stage",
+    "TensorType",
+    "check_collect_tensor",
+    "check_contract_outer_tensor",
+    "check_contract_packet_tensor",
+    "check_contract_tensor",
     "check_pairing",
     "check_stream_adapter",
-    "check_trf",
+    "check_trf_tensor",
+    "check_type",
     "check_trf_sequencer",
     "flit_elements",
     "read_size",

@@ -23,6 +23,8 @@ _Failure = LayoutError | DtypeError
 def _key(value: object) -> object:
     if isinstance(value, Mapping):
         return ("mapping", value.key)
+    if isinstance(value, tuple):
+        return tuple(_key(v) for v in value)
     return value
 
 

@@ -37,7 +37,9 @@ def _check_grid(stage: str, cluster: Mapping, slice_: Mapping) -> None:
 
 
 @memoized
-def check_collect(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping) -> None:
+def check_collect_tensor(
+    dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
+) -> None:
     stage = "CollectTensor"
     bits = bits_of(dtype, stage)
     _check_grid(stage, cluster, slice_)
@@ -53,15 +55,17 @@ def check_collect(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, 
 
 
 @memoized
-def check_trf(dtype: str, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, element: Mapping) -> None:
+def check_trf_tensor(
+    dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, element: Mapping
+) -> None:
     stage = "TrfTensor"
     bits_of(dtype, stage)
     _check_grid(stage, cluster, slice_)
 
 
 @memoized
-def check_contract_outer(
-    storage: str, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, time: Mapping, packet: Mapping
+def check_contract_outer_tensor(
+    storage: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, lane: Mapping, time: Mapping, packet: Mapping
 ) -> None:
     stage = "ContractOuterTensor"
     bits = bits_of(storage, stage)
@@ -79,14 +83,14 @@ def check_contract_outer(
 
 
 @memoized
-def check_contract_packet(
+def check_contract_packet_tensor(
+    *,
     chip: Mapping,
     cluster: Mapping,
     slice_: Mapping,
     lane: Mapping,
     time: Mapping,
     packet: Mapping,
-    *,
     stage: str = "ContractPacketTensor",
 ) -> None:
     """Also the constraint of ContractTimeTensor: pass ``stage="ContractTimeTensor"``."""
@@ -103,7 +107,9 @@ def check_contract_packet(
 
 
 @memoized
-def check_contract(acc: str, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping) -> None:
+def check_contract_tensor(
+    acc: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
+) -> None:
     stage = "ContractTensor"
     bits = bits_of(acc, stage)
     if acc not in ACCUMULATORS:

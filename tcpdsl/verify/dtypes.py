@@ -6,6 +6,7 @@ from typing import Final
 
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.constants import BITS_PER_BYTE, FLIT_BITS
+from tcpdsl.verify.stage import Stage
 
 # Wire width: the zero-point-subtracted i5 and i9 travel in the 4- and 8-bit containers.
 BITS: Final[dict[str, int]] = {
@@ -48,7 +49,7 @@ WEIGHTS: Final[dict[str, tuple[str, ...]]] = {
     "bf16": ("bf16",),
 }
 
-PAIRING_STAGE: Final = "contract_outer"
+PAIRING_STAGE: Final = Stage.CONTRACT_OUTER
 
 
 def check_pairing(stream: str, weight: str) -> str:

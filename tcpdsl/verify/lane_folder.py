@@ -19,14 +19,16 @@ from tcpdsl.verify.constants import (
 )
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams
-from tcpdsl.verify.rules import check_lane_size
+from tcpdsl.verify.lane_size import check_lane_size
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "contract_lane"
+STAGE: Final = Stage.CONTRACT_LANE
 _OUT: Final = CONTRACT_LANE_OUT_PACKET_ELEMENTS
 
 
 @memoized
 def verify_contract_lane(
+    *,
     lane: Mapping,
     time: Mapping,
     packet: Mapping,

@@ -14,6 +14,7 @@ from tcpdsl.verify.trf_sequencer import check_trf_sequencer
 def verify_contract_outer(
     stream_dtype: str,
     weight_dtype: str,
+    *,
     time: Mapping,
     packet: Mapping,
     lane: Mapping,
@@ -23,6 +24,8 @@ def verify_contract_outer(
 ) -> OuterParams:
     """Check ``[Time, Packet] x [Lane, Element] -> [Lane, OutTime, OutPacket]`` and derive its parameters."""
     accumulator = check_pairing(stream_dtype, weight_dtype)
-    adapter = check_stream_adapter(stream_dtype, BITS[stream_dtype], time, packet, lane, out_time, out_packet)
-    sequencer = check_trf_sequencer(BITS[weight_dtype], element, out_time, out_packet)
+    adapter = check_stream_adapter(
+        stream_dtype, BITS[stream_dtype], time=time, packet=packet, lane=lane, out_time=out_time, out_packet=out_packet
+    )
+    sequencer = check_trf_sequencer(BITS[weight_dtype], element=element, out_time=out_time, out_packet=out_packet)
     return OuterParams(accumulator=accumulator, **vars(adapter), **vars(sequencer))

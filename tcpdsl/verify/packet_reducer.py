@@ -11,8 +11,9 @@ from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import BITS_PER_BYTE, TEMPORAL_ACCUMULATOR_COLS
 from tcpdsl.verify.dtypes import bits_of, bytes_text
 from tcpdsl.verify.params import PacketParams
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "contract_packet"
+STAGE: Final = Stage.CONTRACT_PACKET
 
 
 def _trailing_zeros(n: int) -> int:
@@ -26,7 +27,7 @@ def _reduced(packet: Mapping, depth: int) -> tuple[Mapping, Mapping]:
 
 
 @memoized
-def verify_contract_packet(storage_dtype: str, packet: Mapping, out_packet: Mapping) -> PacketParams:
+def verify_contract_packet(storage_dtype: str, *, packet: Mapping, out_packet: Mapping) -> PacketParams:
     """Find the adder-tree depth that reduces ``packet`` to ``out_packet``."""
     bits = bits_of(storage_dtype, STAGE)
     packet_bits = packet.size * bits

@@ -10,13 +10,14 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import FLIT_BITS
 from tcpdsl.verify.dtypes import bytes_text, flit_elements
 from tcpdsl.verify.params import StreamAdapterParams
-from tcpdsl.verify.rules import check_lane_size
+from tcpdsl.verify.lane_size import check_lane_size
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "contract_outer"
+STAGE: Final = Stage.CONTRACT_OUTER
 
 
 def check_stream_adapter(
-    dtype: str, bits: int, time: Mapping, packet: Mapping, lane: Mapping, out_time: Mapping, out_packet: Mapping
+    dtype: str, bits: int, *, time: Mapping, packet: Mapping, lane: Mapping, out_time: Mapping, out_packet: Mapping
 ) -> StreamAdapterParams:
     """Pack 1 or 2 flits of the stream into OutPacket, then broadcast it over Lane and the tiling axes."""
     check_lane_size(STAGE, lane)

@@ -9,12 +9,13 @@ from tcpdsl.algebra.ops import divide_exact, padding_per_stride
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.params import TimeParams
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "contract_time"
+STAGE: Final = Stage.CONTRACT_TIME
 
 
 @memoized
-def verify_contract_time(time: Mapping, out_time: Mapping) -> TimeParams:
+def verify_contract_time(*, time: Mapping, out_time: Mapping) -> TimeParams:
     """Check that ``out_time`` keeps some axes of ``time``, in order and with their padding."""
     try:
         terms = tuple(divide_exact(time, out_time))

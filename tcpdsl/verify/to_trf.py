@@ -11,13 +11,14 @@ from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import BITS_PER_BYTE, TRF_CAPACITY_BYTES
 from tcpdsl.verify.dtypes import bits_of, bytes_text
 from tcpdsl.verify.params import TrfParams
-from tcpdsl.verify.rules import check_lane_size
+from tcpdsl.verify.lane_size import check_lane_size
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "to_trf"
+STAGE: Final = Stage.TO_TRF
 
 
 @memoized
-def verify_to_trf(dtype: str, time: Mapping, packet: Mapping, lane: Mapping, element: Mapping) -> TrfParams:
+def verify_to_trf(dtype: str, *, time: Mapping, packet: Mapping, lane: Mapping, element: Mapping) -> TrfParams:
     """Check that the stream ``[Time, Packet]`` lands in the TRF as ``[Lane, Element]``."""
     bits = bits_of(dtype, STAGE)
     check_lane_size(STAGE, lane)

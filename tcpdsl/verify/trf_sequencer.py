@@ -19,8 +19,9 @@ from tcpdsl.algebra.ops import DivideTerm, divide_exact, normalize, padding_per_
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import BITS_PER_BYTE, MAX_SEQUENCER_ENTRIES, OUTER_PACKET_BYTES
 from tcpdsl.verify.params import LoopEntry, SequencerParams
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = "contract_outer"
+STAGE: Final = Stage.CONTRACT_OUTER
 _READ_BITS: Final = OUTER_PACKET_BYTES * BITS_PER_BYTE
 
 
@@ -33,7 +34,7 @@ def read_size(bits: int, element: Mapping, out_packet: Mapping) -> int:
     return 1
 
 
-def check_trf_sequencer(bits: int, element: Mapping, out_time: Mapping, out_packet: Mapping) -> SequencerParams:
+def check_trf_sequencer(bits: int, *, element: Mapping, out_time: Mapping, out_packet: Mapping) -> SequencerParams:
     """Derive ReadSize, PacketBroadcast and the loop nest that walks Element over OutTime."""
     r = read_size(bits, element, out_packet)
     element_outer = split_at(element, r)[0]

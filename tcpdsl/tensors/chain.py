@@ -16,6 +16,7 @@ import numpy.typing as npt
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+from tcpdsl.verify.stage import Stage
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,15 +73,15 @@ class Chain:
         return pairs([self.chip, self.cluster, self.slice])
 
     @property
-    def stage(self) -> str:
+    def stage(self) -> Stage:
         """The last stage present."""
         if self.lane_time is not None:
-            return "contract_lane"
+            return Stage.CONTRACT_LANE
         if self.time_out is not None:
-            return "contract_time"
+            return Stage.CONTRACT_TIME
         if self.packet_out is not None:
-            return "contract_packet"
-        return "contract_outer"
+            return Stage.CONTRACT_PACKET
+        return Stage.CONTRACT_OUTER
 
     def pre_reduce(self) -> Mapping:
         """``[Chip, Cluster, Slice, Lane, OutTime, OutPacket]`` of Outer: the unreduced product."""
@@ -106,30 +107,30 @@ class Chain:
     def result_mapping(self) -> Mapping:
         """The mapping of the last stage present."""
         stage = self.stage
-        if stage == "contract_lane":
+        if stage == Stage.CONTRACT_LANE:
             return self.final()
-        if stage == "contract_time":
+        if stage == Stage.CONTRACT_TIME:
             return self.reduced()
-        if stage == "contract_packet":
+        if stage == Stage.CONTRACT_PACKET:
             return self.after_packet()
         return self.pre_reduce()
 
-    def part(self, stage: str | None = None) -> Mapping:
+    def part(self, stage: Stage | None = None) -> Mapping:
         """A stage's mapping without ``[Chip, Cluster, Slice]`` (default: the last stage present)."""
         stage = self.stage if stage is None else stage
         packet = self.packet_out if self.packet_out is not None else self.outer_packet
         time = self.time_out if self.time_out is not None else self.outer_time
-        if stage == "contract_lane" and self.lane_time is not None and self.lane_packet is not None:
+        if stage == Stage.CONTRACT_LANE and self.lane_time is not None and self.lane_packet is not None:
             return pairs([self.lane_time, self.lane_packet])
-        if stage == "contract_time":
+        if stage == Stage.CONTRACT_TIME:
             return pairs([self.lane, time, packet])
-        if stage == "contract_packet":
+        if stage == Stage.CONTRACT_PACKET:
             return pairs([self.lane, self.outer_time, packet])
         return pairs([self.lane, self.outer_time, self.outer_packet])
 
     def fold_mapping(self) -> Mapping:
         """The mapping the fold sums into: the last reduction present (the Lane Folder only moves cells)."""
-        return self.reduced() if self.stage == "contract_lane" else self.result_mapping()
+        return self.reduced() if self.stage == Stage.CONTRACT_LANE else self.result_mapping()
 
     def with_stage(self, **changes: Any) -> Chain:
         """A copy with the given stage fields set (used by the stage methods)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import sys
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Final
@@ -20,36 +19,34 @@ from tcpdsl.algebra.nodes import Mapping, Symbol
 from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.tensors.scalars import Scalar, scalar
-
-
-@dataclass(frozen=True)
-class Family:
-    """The shape of one tensor class: its name, parameter names, and how many lead with a dtype."""
-
-    name: str
-    params: tuple[str, ...]
-    dtypes: int
-    check: Callable[[tuple[type[Scalar], ...], tuple[Mapping, ...]], None]
-
-    @property
-    def layouts(self) -> tuple[str, ...]:
-        return self.params[self.dtypes :]
+from tcpdsl.verify.families import Family, TensorType, check_type
 
 
 @dataclass(frozen=True)
 class Spec:
-    """A concrete tensor type: a family with its dtypes and layouts."""
+    """A concrete tensor type at run time: the composer's :class:`TensorType` and its scalar classes."""
 
-    family: Family
+    tensor_type: TensorType
     dtypes: tuple[type[Scalar], ...]
-    layouts: tuple[Mapping, ...]
+
+    @property
+    def family(self) -> Family:
+        return self.tensor_type.family
+
+    @property
+    def layouts(self) -> tuple[Mapping, ...]:
+        return self.tensor_type.layouts
 
     def layout(self, name: str) -> Mapping:
-        return self.layouts[self.family.layouts.index(name)]
+        return self.tensor_type.layout(name)
 
     def text(self) -> str:
-        args = [d.name for d in self.dtypes] + [f'm["{m}"]' for m in self.layouts]
-        return f"{self.family.name}[{', '.join(args)}]"
+        return self.tensor_type.text()
+
+
+def spec_for(tensor_type: TensorType) -> Spec:
+    """The run-time spec of a composed type (its dtype names as scalar classes)."""
+    return Spec(tensor_type, tuple(scalar(d) for d in tensor_type.dtypes))
 
 
 class Specialised(type):
@@ -159,15 +156,15 @@ def subscribe(cls: type, params: object) -> object:
     if any(_is_typing_form(a) for a in args):
         generic = super(Subscriptable, cls).__class_getitem__  # type: ignore[misc]
         return generic(tuple(_as_type_argument(a) for a in args))
-    dtypes = tuple(_as_dtype(family, name, a) for name, a in zip(family.params, args[: family.dtypes]))
+    n_dtypes = len(family.dtypes)
+    dtypes = tuple(_as_dtype(family, name, a) for name, a in zip(family.dtypes, args[:n_dtypes]))
     layouts = tuple(
-        as_mapping(a, family.name, f"the {name} argument", frame) for name, a in zip(family.layouts, args[family.dtypes :])
+        as_mapping(a, family.name, f"the {name} argument", frame) for name, a in zip(family.layouts, args[n_dtypes:])
     )
     key = (family.name, dtypes, layouts)
     found = _SPECIALISED.get(key)
     if found is None:
-        family.check(dtypes, layouts)
-        spec = Spec(family, dtypes, layouts)
+        spec = Spec(check_type(family, tuple(d.name for d in dtypes), layouts), dtypes)
         found = Specialised(
             family.name,
             (cls,),

@@ -1,0 +1,110 @@
+"""What every tensor of the contraction chain has: its type, a logical view, the physical buffer, an explanation.
+
+The six tensor classes derive from :class:`TensorBase`; :mod:`tcpdsl.tensors.sources` holds the
+two that carry data (a collected stream, TRF weights) and :mod:`tcpdsl.tensors.results` the four
+stage results. Each class has only the next stage's method, so calling a stage out of order is an
+attribute error for type checkers and at run time alike::
+
+    CollectTensor --contract_outer--> ContractOuterTensor --contract_packet--> ContractPacketTensor
+        --contract_time--> ContractTimeTensor --contract_lane--> ContractTensor
+    CollectTensor --to_trf--> TrfTensor
+
+To checkers the classes are generic over a scalar class and ``Literal`` mapping strings; at run
+time a subscription with concrete arguments is a checked, callable hint
+(:mod:`tcpdsl.tensors.subscription`). Every type is checked, and every stage composed, by
+:mod:`tcpdsl.verify.compose`, the same code the mypy plugin runs.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any, TypeVar
+
+import numpy.typing as npt
+
+from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.errors import LayoutError
+from tcpdsl.pictures import tensor_svg
+from tcpdsl.tensors.logical import Tensor
+from tcpdsl.tensors.scalars import Scalar
+from tcpdsl.tensors.subscription import Spec, Subscriptable
+
+D = TypeVar("D", bound=Scalar)
+Acc = TypeVar("Acc", bound=Scalar)
+Storage = TypeVar("Storage", bound=Scalar)
+ChipT = TypeVar("ChipT")
+ClusterT = TypeVar("ClusterT")
+SliceT = TypeVar("SliceT")
+LaneT = TypeVar("LaneT")
+ElementT = TypeVar("ElementT")
+TimeT = TypeVar("TimeT")
+PacketT = TypeVar("PacketT")
+
+Array = npt.NDArray[Any]
+
+
+def caller() -> FrameType:
+    """The frame of the code that called the public method calling this (for lexical mapping text)."""
+    return sys._getframe(2)
+
+
+def unspecialised(name: str) -> LayoutError:
+    return LayoutError(
+        name, "Unspecialised", f"a bare {name} has no dtype or layout",
+        hint=f"subscribe it first: {name}[tcp.bf16, Chip, Cluster, Slice, ...](...)",
+    )
+
+
+class TensorBase(Subscriptable):
+    """What every pipeline tensor has: its type, a logical view, the physical buffer, an explanation."""
+
+    __slots__ = ("_spec",)
+    _spec: Spec
+
+    @property
+    def dtype(self) -> type[Scalar]:
+        """The element type (the accumulator for contraction results)."""
+        return self._spec.dtypes[0]
+
+    @property
+    def layout(self) -> dict[str, Mapping]:
+        """Every layout parameter by name, e.g. ``{"Chip": ..., "Time": ..., "Packet": ...}``."""
+        return dict(zip(self._spec.family.layouts, self._spec.layouts))
+
+    @property
+    def mapping(self) -> Mapping:
+        """The whole physical layout: the layout parameters paired, outermost first."""
+        return pairs(list(self._spec.layouts))
+
+    def _dims(self) -> tuple[int, ...]:
+        return tuple(m.size for m in self._spec.layouts)
+
+    @staticmethod
+    def __tcp_build__(spec: Spec, *args: object) -> Any:
+        """Calling a subscribed class builds a tensor; contraction results come only from stage methods."""
+        raise LayoutError(
+            spec.family.name, "NotConstructible", f"a {spec.family.name} is produced by a stage method, not built directly",
+            hint="build a CollectTensor or TrfTensor from a tcp.Tensor and call the stages on it",
+        )
+
+    def to_tensor(self) -> Tensor:
+        raise NotImplementedError
+
+    def physical(self) -> Array:
+        """The buffer over the physical layout, padding included, one numpy dimension per layout parameter."""
+        raise NotImplementedError
+
+    def explain(self, svg: str | os.PathLike[str] | None = None) -> str:
+        """The derived stage parameters as text; with ``svg``, also draw the layout to that file."""
+        if svg is not None:
+            Path(svg).write_text(tensor_svg(self.layout, title=self._spec.text()))
+        return self._describe()
+
+    def _describe(self) -> str:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{self._spec.text()}>"

@@ -1,0 +1,160 @@
+"""The four stage results of a contraction chain: lazy until their values are read.
+
+A stage method composes the result's type (:mod:`tcpdsl.verify.compose`) and records its mappings
+and derived parameters on the :class:`~tcpdsl.tensors.chain.Chain`; the selected evaluator computes
+the values the first time they are read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any, Generic
+
+import numpy as np
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.backend import get as get_evaluator
+from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
+from tcpdsl.tensors.base import unspecialised
+from tcpdsl.tensors.chain import Chain
+from tcpdsl.tensors.explain import describe_chain
+from tcpdsl.tensors.logical import Tensor
+from tcpdsl.tensors.placement import to_logical
+from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for
+from tcpdsl.verify import compose
+from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
+from tcpdsl.verify.lane_mode import LaneMode
+from tcpdsl.verify.stage import Stage
+
+
+class StageResult(TensorBase):
+    """A stage of a contraction chain; values are computed on demand by the selected evaluator."""
+
+    __slots__ = ("_chain", "_evaluator", "_buffers")
+    _chain: Chain
+    _evaluator: str | None
+    _buffers: dict[str, Array]
+
+    @classmethod
+    def _from_chain(cls, spec: Spec, chain: Chain, evaluator: str | None) -> Any:
+        out = object.__new__(cls)
+        out._spec = spec
+        out._chain = chain
+        out._evaluator = evaluator
+        out._buffers = {}
+        return out
+
+    @property
+    def chain(self) -> Chain:
+        """Everything an evaluator needs: operands, mappings and each stage's derived parameters."""
+        return self._chain
+
+    def _next(self, cls: type[StageResult], spec: Spec, **changes: object) -> Any:
+        return cls._from_chain(spec, dataclasses.replace(self._chain, **changes), self._evaluator)  # type: ignore[arg-type]
+
+    def _flat(self) -> Array:
+        evaluator = get_evaluator(self._evaluator)
+        found = self._buffers.get(evaluator.name)
+        if found is None:
+            found = np.asarray(evaluator.run(self._chain))
+            self._buffers[evaluator.name] = found
+        return found
+
+    def to_tensor(self) -> Tensor:
+        """The logical result over the axes of this stage's layout, in the accumulator dtype."""
+        mapping = self._chain.result_mapping()
+        sizes = mapping.axis_sizes()
+        axes = mapping.axes
+        return Tensor(to_logical(self._flat(), mapping, axes), axes, sizes=sizes)
+
+    def physical(self) -> Array:
+        return self._flat().reshape(self._dims())
+
+    def _describe(self) -> str:
+        return describe_chain(self._spec, self._chain)
+
+    def _mapping_arg(self, value: object, stage: Stage, what: str) -> Mapping:
+        return as_mapping(value, stage, what, sys._getframe(2))
+
+
+class ContractOuterTensor(StageResult, Generic[Acc, Storage, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
+    """The Multiplier's output over ``[Chip, Cluster, Slice, Lane, Time, Packet]``, before any reduction."""
+
+    __slots__ = ()
+    __tcp_family__ = OUTER
+
+    def __init__(self, chain: Chain) -> None:
+        raise unspecialised("ContractOuterTensor")
+
+    def contract_packet(self, *, out_packet: object) -> ContractPacketTensor[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, Any]:
+        """Sum the innermost ``2**depth`` packet cells in the adder tree (docs/stage-rules.md §2.5)."""
+        out = self._mapping_arg(out_packet, Stage.CONTRACT_PACKET, "out_packet=")
+        result, params = compose.contract_packet(self._spec.tensor_type, out_packet=out)
+        return self._next(ContractPacketTensor, spec_for(result), packet_out=out, packet_params=params)  # type: ignore[no-any-return]
+
+
+class ContractPacketTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
+    """After the Packet Reducer: ``[Chip, Cluster, Slice, Lane, Time, Packet]``."""
+
+    __slots__ = ()
+    __tcp_family__ = PACKET
+
+    def __init__(self, chain: Chain) -> None:
+        raise unspecialised("ContractPacketTensor")
+
+    def contract_time(self, *, out_time: object) -> ContractTimeTensor[Acc, ChipT, ClusterT, SliceT, LaneT, Any, PacketT]:
+        """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
+        out = self._mapping_arg(out_time, Stage.CONTRACT_TIME, "out_time=")
+        result, params = compose.contract_time(self._spec.tensor_type, out_time=out)
+        return self._next(ContractTimeTensor, spec_for(result), time_out=out, time_params=params)  # type: ignore[no-any-return]
+
+
+class ContractTimeTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
+    """After the Time Reducer: ``[Chip, Cluster, Slice, Lane, Time, Packet]``."""
+
+    __slots__ = ()
+    __tcp_family__ = TIME
+
+    def __init__(self, chain: Chain) -> None:
+        raise unspecialised("ContractTimeTensor")
+
+    def contract_lane(
+        self,
+        *,
+        out_time: object,
+        out_packet: object,
+        mode: LaneMode = LaneMode.INTERLEAVED,
+        evaluator: str | None = None,
+    ) -> ContractTensor[Acc, ChipT, ClusterT, SliceT, Any, Any]:
+        """Fold the lanes into ``[OutTime, OutPacket]`` (docs/stage-rules.md §2.7, docs/runtime.md §3.5).
+
+        ``evaluator`` pins who computes the result.
+        """
+        stage = Stage.CONTRACT_LANE
+        time_m = self._mapping_arg(out_time, stage, "out_time=")
+        packet_m = self._mapping_arg(out_packet, stage, "out_packet=")
+        if not isinstance(mode, LaneMode):
+            raise LayoutError(stage, "LaneMode", f"mode must be tcp.LaneMode.INTERLEAVED or SEQUENTIAL, got {mode!r}")
+        if evaluator is not None:
+            get_evaluator(evaluator)
+        chain = self._chain
+        result, params = compose.contract_lane(
+            self._spec.tensor_type, out_time=time_m, out_packet=packet_m, mode=mode, pre_reduce_time=chain.outer_time
+        )
+        return ContractTensor._from_chain(  # type: ignore[no-any-return]
+            spec_for(result),
+            dataclasses.replace(chain, lane_time=time_m, lane_packet=packet_m, mode=mode, lane_params=params),
+            evaluator if evaluator is not None else self._evaluator,
+        )
+
+
+class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, PacketT]):
+    """The contraction result over ``[Chip, Cluster, Slice, Time, Packet]``, one 8-accumulator flit per Packet."""
+
+    __slots__ = ()
+    __tcp_family__ = CONTRACT
+
+    def __init__(self, chain: Chain) -> None:
+        raise unspecialised("ContractTensor")

@@ -1,0 +1,253 @@
+"""The tensors that hold data: a collected stream (:class:`CollectTensor`) and TRF weights (:class:`TrfTensor`).
+
+Building one lays a logical :class:`~tcpdsl.tensors.logical.Tensor` out on the declared layout,
+after checking that the layout holds exactly the tensor's elements.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, TypeVar, overload
+
+from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
+from tcpdsl.tensors.base import caller, unspecialised
+from tcpdsl.tensors.chain import Chain, Operand
+from tcpdsl.tensors.device import TuContext
+from tcpdsl.tensors.explain import describe_source
+from tcpdsl.tensors.logical import Tensor
+from tcpdsl.tensors.placement import plan, to_physical
+from tcpdsl.tensors.results import ContractOuterTensor
+from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
+from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for, spec_of
+from tcpdsl.verify import compose
+from tcpdsl.verify.families import COLLECT, TRF
+from tcpdsl.verify.params import TrfParams
+from tcpdsl.verify.stage import Stage
+
+# The Multiplier's families: a 4-bit stream takes 4-bit weights, an 8-bit integer stream 8-bit ones.
+_Int4Stream = TypeVar("_Int4Stream", i4, i5)
+_Int4Weight = TypeVar("_Int4Weight", i4, i5)
+_Int8Stream = TypeVar("_Int8Stream", i8, i9)
+_Int8Weight = TypeVar("_Int8Weight", i8, i9)
+
+
+def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
+    """Check ``tensor`` against a source layout and cast it to the dtype."""
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(
+            stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
+            hint="wrap the array: tcp.Tensor(array, \"A B\")",
+        )
+    full = pairs(list(spec.layouts))
+    sizes = full.axis_sizes()
+    extra = [a for a in tensor.axes if a not in sizes]
+    if extra:
+        raise LayoutError(
+            stage, "AxisNotInLayout",
+            f"axis {', '.join(extra)} of the tensor appears nowhere in the layout {full}",
+            hint="add the axis to Time/Packet (or Lane/Element), or drop it from the tensor",
+        )
+    for a in tensor.axes:
+        if tensor.sizes[a] != sizes[a]:
+            raise LayoutError(
+                stage, "AxisSize", f"axis {a} has size {tensor.sizes[a]} in the tensor but {sizes[a]} in the layout {full}",
+            )
+    if not plan(full).coverage(tensor.axes):
+        raise LayoutError(
+            stage, "AxisNotCovered",
+            f"the layout {full} does not hold every element of the tensor over {' '.join(tensor.axes)}",
+            hint="cover each axis completely (e.g. [A / 16, A % 16]) or drop the partly covered axis from the tensor",
+        )
+    return Tensor(cast(tensor.values, spec.dtypes[0]), tensor.axes, sizes=tensor.sizes)
+
+
+class SourceTensor(TensorBase):
+    """A tensor holding data: a collected stream, or TRF weights."""
+
+    __slots__ = ("_tensor", "_context", "_trf_params")
+    _tensor: Tensor
+    _context: TuContext | None
+    _trf_params: TrfParams | None
+
+    @classmethod
+    def _make(cls, spec: Spec, tensor: Tensor, context: TuContext | None, trf: TrfParams | None = None) -> Any:
+        out = object.__new__(cls)
+        out._spec = spec
+        out._tensor = tensor
+        out._context = context
+        out._trf_params = trf
+        return out
+
+    @property
+    def context(self) -> TuContext | None:
+        """The tensor-unit context the data was placed in, if any."""
+        return self._context
+
+    def to_tensor(self) -> Tensor:
+        """The logical tensor, cast to the dtype."""
+        return self._tensor
+
+    def physical(self) -> Array:
+        flat = to_physical(self._tensor.values, self._tensor.axes, self.mapping, 0)
+        return flat.reshape(self._dims())
+
+    def _operand(self) -> Operand:
+        return Operand(self._tensor.values, self._tensor.axes, self._spec.tensor_type.dtype, self.mapping)
+
+    def _describe(self) -> str:
+        return describe_source(self._spec, self._tensor, self._trf_params)
+
+    def __repr__(self) -> str:
+        return f"<{self._spec.text()} of {self._tensor!r}>"
+
+
+class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
+    """A collected stream over ``[Chip, Cluster, Slice, Time, Packet]``; the Packet is one 32-byte flit."""
+
+    __slots__ = ()
+    __tcp_family__ = COLLECT
+
+    def __init__(self, context: TuContext, tensor: Tensor) -> None:
+        raise unspecialised("CollectTensor")
+
+    @staticmethod
+    def __tcp_build__(spec: Spec, *args: object) -> Any:
+        if len(args) != 2:
+            raise LayoutError("CollectTensor", "Arguments", "build a stream as CollectTensor[...](dev.main, tensor)")
+        context, tensor = args
+        if not isinstance(context, TuContext):
+            raise LayoutError(
+                "CollectTensor", "NotAContext", f"expected a device context such as dev.main, got {type(context).__name__}",
+            )
+        return CollectTensor._make(spec, _layout_logical(spec, tensor, "CollectTensor"), context)
+
+    @property
+    def time(self) -> Mapping:
+        return self._spec.layout("Time")
+
+    @property
+    def packet(self) -> Mapping:
+        return self._spec.layout("Packet")
+
+    def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
+        frame = caller()
+        lane_m = as_mapping(lane, Stage.TO_TRF, "lane=", frame)
+        element_m = as_mapping(element, Stage.TO_TRF, "element=", frame)
+        result, params = compose.to_trf(self._spec.tensor_type, lane=lane_m, element=element_m)
+        trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(
+            spec_for(result), self._tensor, self._context, params
+        )
+        return trf
+
+    @overload
+    def contract_outer(
+        self: CollectTensor[bf16, ChipT, ClusterT, SliceT, Any, Any],
+        trf: TrfTensor[bf16, ChipT, ClusterT, SliceT, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[f32, bf16, ChipT, ClusterT, SliceT, Any, Any, Any]: ...
+    @overload
+    def contract_outer(
+        self: CollectTensor[f8e4m3, ChipT, ClusterT, SliceT, Any, Any],
+        trf: TrfTensor[f8e4m3, ChipT, ClusterT, SliceT, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[f32, f8e4m3, ChipT, ClusterT, SliceT, Any, Any, Any]: ...
+    @overload
+    def contract_outer(
+        self: CollectTensor[f8e5m2, ChipT, ClusterT, SliceT, Any, Any],
+        trf: TrfTensor[f8e5m2, ChipT, ClusterT, SliceT, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[f32, f8e5m2, ChipT, ClusterT, SliceT, Any, Any, Any]: ...
+    @overload
+    def contract_outer(
+        self: CollectTensor[_Int8Stream, ChipT, ClusterT, SliceT, Any, Any],
+        trf: TrfTensor[_Int8Weight, ChipT, ClusterT, SliceT, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[i32, _Int8Stream, ChipT, ClusterT, SliceT, Any, Any, Any]: ...
+    @overload
+    def contract_outer(
+        self: CollectTensor[_Int4Stream, ChipT, ClusterT, SliceT, Any, Any],
+        trf: TrfTensor[_Int4Weight, ChipT, ClusterT, SliceT, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[i32, _Int4Stream, ChipT, ClusterT, SliceT, Any, Any, Any]: ...
+    def contract_outer(
+        self,
+        trf: TrfTensor[Any, Any, Any, Any, Any, Any],
+        *,
+        out_time: object,
+        out_packet: object,
+    ) -> ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any]:
+        """Multiply the stream with TRF weights into ``[Lane, OutTime, OutPacket]`` (docs/stage-rules.md §2.3-2.4)."""
+        frame = caller()
+        stage = Stage.CONTRACT_OUTER
+        time_m = as_mapping(out_time, stage, "out_time=", frame)
+        packet_m = as_mapping(out_packet, stage, "out_packet=", frame)
+        trf_spec = spec_of(trf)
+        if not isinstance(trf, TrfTensor) or trf_spec is None:
+            raise LayoutError(
+                stage, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got {type(trf).__name__}",
+                hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
+            )
+        result, params = compose.contract_outer(self._spec.tensor_type, trf_spec.tensor_type, out_time=time_m, out_packet=packet_m)
+        grid = self._spec.tensor_type.grid
+        chain = Chain(
+            stream=self._operand(),
+            weight=trf._operand(),
+            acc=result.dtype,
+            chip=grid[0],
+            cluster=grid[1],
+            slice=grid[2],
+            lane=trf.lane,
+            time=self.time,
+            packet=self.packet,
+            element=trf.element,
+            outer_time=time_m,
+            outer_packet=packet_m,
+            outer=params,
+        )
+        outer: ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any] = ContractOuterTensor._from_chain(
+            spec_for(result), chain, None
+        )
+        return outer
+
+
+class TrfTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, LaneT, ElementT]):
+    """Weights in the tensor register file over ``[Chip, Cluster, Slice, Lane, Element]``."""
+
+    __slots__ = ()
+    __tcp_family__ = TRF
+
+    @overload
+    def __init__(self, tensor: Tensor, /) -> None: ...
+    @overload
+    def __init__(self, context: TuContext, tensor: Tensor, /) -> None: ...
+    def __init__(self, *args: object) -> None:
+        raise unspecialised("TrfTensor")
+
+    @staticmethod
+    def __tcp_build__(spec: Spec, *args: object) -> Any:
+        context = args[0] if len(args) == 2 else None
+        if len(args) not in (1, 2) or not (context is None or isinstance(context, TuContext)):
+            raise LayoutError(
+                "TrfTensor", "Arguments", "build a TRF as TrfTensor[...](tensor) or TrfTensor[...](dev.sub, tensor)",
+            )
+        return TrfTensor._make(spec, _layout_logical(spec, args[-1], "TrfTensor"), context)
+
+    @property
+    def lane(self) -> Mapping:
+        return self._spec.layout("Lane")
+
+    @property
+    def element(self) -> Mapping:
+        return self._spec.layout("Element")

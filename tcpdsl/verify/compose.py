@@ -1,0 +1,128 @@
+"""The chain composer: each stage call as a function from tensor types to the result type.
+
+Each function runs the rules of its stage in their hardware order (dtype pairing, grid, stage
+verifier, then the result type's constraints) and returns the result's :class:`TensorType` with
+the parameters the verifier derived. The runtime stage methods and the mypy plugin both call
+these, so a kernel is accepted or refused for the same reason, in the same words, everywhere.
+"""
+
+from __future__ import annotations
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.errors import LayoutError
+from tcpdsl.verify.dtypes import check_pairing
+from tcpdsl.verify.families import COLLECT, GRID, OUTER, PACKET, TIME, TRF, CONTRACT, Family, TensorType, check_type
+from tcpdsl.verify.lane_folder import verify_contract_lane
+from tcpdsl.verify.lane_mode import LaneMode
+from tcpdsl.verify.outer import verify_contract_outer
+from tcpdsl.verify.packet_reducer import verify_contract_packet
+from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams, TrfParams
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.time_reducer import verify_contract_time
+from tcpdsl.verify.to_trf import verify_to_trf
+
+# The family each stage is a method of.
+RECEIVER: dict[Stage, Family] = {
+    Stage.TO_TRF: COLLECT,
+    Stage.CONTRACT_OUTER: COLLECT,
+    Stage.CONTRACT_PACKET: OUTER,
+    Stage.CONTRACT_TIME: PACKET,
+    Stage.CONTRACT_LANE: TIME,
+}
+
+# The family each stage returns.
+RESULT: dict[Stage, Family] = {
+    Stage.TO_TRF: TRF,
+    Stage.CONTRACT_OUTER: OUTER,
+    Stage.CONTRACT_PACKET: PACKET,
+    Stage.CONTRACT_TIME: TIME,
+    Stage.CONTRACT_LANE: CONTRACT,
+}
+
+
+def _receiver(stage: Stage, src: TensorType) -> None:
+    family = RECEIVER[stage]
+    if src.family is not family:
+        raise LayoutError(
+            stage, "StageOrder", f"{stage} is a stage of a {family.name}, not of a {src.family.name}",
+            hint=f"call the stages in order: {' -> '.join(s.value for s in Stage if s is not Stage.TO_TRF)}",
+        )
+
+
+def _same_grid(stream: TensorType, trf: TensorType) -> None:
+    """The TRF sits on the stream's Chip, Cluster and Slice (checked before the Stream Adapter)."""
+    for name, a, b in zip(GRID, stream.grid, trf.grid):
+        if a != b:
+            raise LayoutError(
+                Stage.CONTRACT_OUTER, f"{name}Mismatch",
+                f"contract_outer: the TRF's {name} {b} differs from the stream's {name} {a}",
+                hint=f"load the TRF with the stream's {name} layout",
+            )
+
+
+def to_trf(src: TensorType, *, lane: Mapping, element: Mapping) -> tuple[TensorType, TrfParams]:
+    """Load a collected stream into the TRF as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
+    _receiver(Stage.TO_TRF, src)
+    params = verify_to_trf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), lane=lane, element=element)
+    return check_type(TRF, src.dtypes, (*src.grid, lane, element)), params
+
+
+def contract_outer(
+    stream: TensorType, trf: TensorType, *, out_time: Mapping, out_packet: Mapping
+) -> tuple[TensorType, OuterParams]:
+    """Multiply a stream by TRF weights into ``[Lane, OutTime, OutPacket]`` (docs/stage-rules.md §2.3-2.4)."""
+    _receiver(Stage.CONTRACT_OUTER, stream)
+    if trf.family is not TRF:
+        raise LayoutError(
+            Stage.CONTRACT_OUTER, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got a {trf.family.name}",
+            hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
+        )
+    acc = check_pairing(stream.dtype, trf.dtype)
+    _same_grid(stream, trf)
+    lane = trf.layout("Lane")
+    params = verify_contract_outer(
+        stream.dtype,
+        trf.dtype,
+        time=stream.layout("Time"),
+        packet=stream.layout("Packet"),
+        lane=lane,
+        element=trf.layout("Element"),
+        out_time=out_time,
+        out_packet=out_packet,
+    )
+    return check_type(OUTER, (acc, stream.dtype), (*stream.grid, lane, out_time, out_packet)), params
+
+
+def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType, PacketParams]:
+    """Sum the innermost packet cells in the adder tree (docs/stage-rules.md §2.5)."""
+    _receiver(Stage.CONTRACT_PACKET, src)
+    params = verify_contract_packet(src.dtypes[1], packet=src.layout("Packet"), out_packet=out_packet)
+    return check_type(PACKET, src.dtypes[:1], (*src.layouts[:5], out_packet)), params
+
+
+def contract_time(src: TensorType, *, out_time: Mapping) -> tuple[TensorType, TimeParams]:
+    """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
+    _receiver(Stage.CONTRACT_TIME, src)
+    params = verify_contract_time(time=src.layout("Time"), out_time=out_time)
+    layouts = src.layouts
+    return check_type(TIME, src.dtypes, (*layouts[:4], out_time, layouts[5])), params
+
+
+def contract_lane(
+    src: TensorType, *, out_time: Mapping, out_packet: Mapping, mode: LaneMode, pre_reduce_time: Mapping
+) -> tuple[TensorType, LaneParams]:
+    """Fold the lanes into ``[OutTime, OutPacket]`` (docs/stage-rules.md §2.7).
+
+    ``pre_reduce_time`` is the OutTime of ``contract_outer``: the accumulator's capacity depends on it.
+    """
+    _receiver(Stage.CONTRACT_LANE, src)
+    params = verify_contract_lane(
+        lane=src.layout("Lane"),
+        time=src.layout("Time"),
+        packet=src.layout("Packet"),
+        out_time=out_time,
+        out_packet=out_packet,
+        pre_reduce_time=pre_reduce_time,
+        mode=mode,
+    )
+    return check_type(CONTRACT, src.dtypes, (*src.grid, out_time, out_packet)), params

@@ -1,0 +1,138 @@
+"""The six tensor families of the contraction chain and the constraints on their types.
+
+A family is a tensor class by its parameters (dtypes first, then layouts, in the RNGD order of
+docs/stage-rules.md §2.2). A :class:`TensorType` is one concrete type of a family: dtype names
+and mappings. :func:`check_type` runs every constraint a type must meet before any stage runs:
+the accumulator rules, then the constructor constraints. The runtime subscription, the stage
+results and the mypy plugin all build types here, so each rule is written once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Final
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.errors import DtypeError
+from tcpdsl.verify.cache import memoized
+from tcpdsl.verify.constructors import (
+    check_collect_tensor,
+    check_contract_outer_tensor,
+    check_contract_packet_tensor,
+    check_contract_tensor,
+    check_trf_tensor,
+)
+from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
+
+GRID: Final = ("Chip", "Cluster", "Slice")
+
+# A family's constructor rule, given the family name, the dtype its rule reads (the storage of a
+# ContractOuterTensor, else the first) and the layouts as keyword arguments.
+_Rule = Callable[[str, str, dict[str, Mapping]], None]
+
+
+@dataclass(frozen=True)
+class Family:
+    """A tensor class: its name, its dtype parameters and its layout parameters, in order."""
+
+    name: str
+    dtypes: tuple[str, ...]
+    layouts: tuple[str, ...]
+    rule: _Rule = field(repr=False, compare=False)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return self.dtypes + self.layouts
+
+    @property
+    def accumulates(self) -> bool:
+        """Whether the first dtype is an accumulator (every contraction result)."""
+        return self.dtypes[0] == "Acc"
+
+
+def _collect(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_collect_tensor(dtype, **maps)
+
+
+def _trf(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_trf_tensor(dtype, **maps)
+
+
+def _outer(family: str, storage: str, maps: dict[str, Mapping]) -> None:
+    check_contract_outer_tensor(storage, **maps)
+
+
+def _reduced(family: str, acc: str, maps: dict[str, Mapping]) -> None:
+    check_contract_packet_tensor(**maps, stage=family)
+
+
+def _contract(family: str, acc: str, maps: dict[str, Mapping]) -> None:
+    check_contract_tensor(acc, **maps)
+
+
+COLLECT: Final = Family("CollectTensor", ("D",), (*GRID, "Time", "Packet"), _collect)
+TRF: Final = Family("TrfTensor", ("D",), (*GRID, "Lane", "Element"), _trf)
+OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane", "Time", "Packet"), _outer)
+PACKET: Final = Family("ContractPacketTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
+TIME: Final = Family("ContractTimeTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
+CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), _contract)
+
+FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT)}
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """A concrete tensor type: a family with a dtype name per dtype parameter and a mapping per layout."""
+
+    family: Family
+    dtypes: tuple[str, ...]
+    layouts: tuple[Mapping, ...]
+
+    def layout(self, name: str) -> Mapping:
+        return self.layouts[self.family.layouts.index(name)]
+
+    @property
+    def dtype(self) -> str:
+        """The element dtype: the accumulator of a contraction result."""
+        return self.dtypes[0]
+
+    @property
+    def grid(self) -> tuple[Mapping, Mapping, Mapping]:
+        return self.layouts[0], self.layouts[1], self.layouts[2]
+
+    def text(self) -> str:
+        args = [*self.dtypes, *(f'm["{m}"]' for m in self.layouts)]
+        return f"{self.family.name}[{', '.join(args)}]"
+
+
+def _check_accumulator(family: str, acc: str, storage: str | None) -> None:
+    if acc not in ACCUMULATORS:
+        raise DtypeError(
+            family, "NotAnAccumulator", f"the accumulator of a {family} must be i32 or f32, got {acc}",
+            hint="integer streams accumulate in tcp.i32, float streams in tcp.f32",
+        )
+    if storage is None:
+        return
+    expected = ACCUMULATOR.get(storage)
+    if expected is None:
+        raise DtypeError(
+            family, "NoMultiplier", f"{storage} is not a contraction stream dtype, so no {family} stores it",
+            hint=f"the stream must be one of {', '.join(ACCUMULATOR)}",
+        )
+    if expected != acc:
+        raise DtypeError(
+            family, "Accumulator", f"a {storage} stream accumulates in {expected}, not {acc}",
+            hint=f"declare {family}[tcp.{expected}, tcp.{storage}, ...]",
+        )
+
+
+@memoized
+def check_type(family: Family, dtypes: tuple[str, ...], layouts: tuple[Mapping, ...]) -> TensorType:
+    """The type ``family[dtypes, layouts]`` once every constraint on it holds (else the rule's error)."""
+    name = family.name
+    if family.accumulates and family is not CONTRACT:
+        _check_accumulator(name, dtypes[0], dtypes[1] if len(dtypes) > 1 else None)
+    maps = {("slice_" if p == "Slice" else p.lower()): m for p, m in zip(family.layouts, layouts)}
+    family.rule(name, dtypes[-1], maps)
+    return TensorType(family, dtypes, layouts)
