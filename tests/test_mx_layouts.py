@@ -1,4 +1,4 @@
-"""Zz / Nn / Zn layouts and GM scale forms: the §7 vectors T1–T7 and T11, plus offset formulas."""
+"""Zz / Nn / Zn layouts and GM scale forms: vectors T1–T7 and T11 (docs/block-formats.md §7), offsets, ragged K."""
 
 from __future__ import annotations
 
@@ -10,17 +10,22 @@ import pytest
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.mx import (
+    densify_2of4,
     index_position,
     nn_layout,
+    nn_mapping,
     nn_offset,
+    quantize,
     scale_a_dn,
     scale_a_from_dn,
     scale_b_dn,
     scale_b_from_nd,
     scale_b_nd,
     zn_layout,
+    zn_mapping,
     zn_offset,
     zz_layout,
+    zz_mapping,
     zz_offset,
 )
 
@@ -148,6 +153,41 @@ def test_zn_layout_matches_offsets() -> None:
             assert buf[zn_offset(r, c, cols)] == src[r, c]
             placed[zn_offset(r, c, cols)] = True
     assert not np.any(buf[~placed])
+
+
+def test_ragged_k_scales_pad_like_the_elements() -> None:
+    # K = 70: three scale codes per row (the last block holds 6 elements), laid out as 4 with a zero
+    # code column, i.e. ScaleK = ceil(K / 64) * 2 as the Ascend alignment asks.
+    rng = np.random.default_rng(70)
+    a = quantize(rng.standard_normal((17, 70)).astype(np.float32), axis=1)
+    b = quantize(rng.standard_normal((70, 20)).astype(np.float32), axis=0)
+    assert a.scales.shape == (17, 3) and b.scales.shape == (3, 20)
+    zz, nn = zz_layout(a.scales), nn_layout(b.scales)
+    assert zz.shape == (2, 2, 16, 2) and nn.shape == (2, 2, 16, 2)
+    assert not np.any(zz[:, 1, :, 1]) and not np.any(nn[:, 1, :, 1])
+    for m in range(17):
+        for k in range(3):
+            assert zz.ravel()[zz_offset(m, k, 3)] == a.scales[m, k]
+    for k in range(3):
+        for n in range(20):
+            assert nn.ravel()[nn_offset(k, n, 3)] == b.scales[k, n]
+    assert np.array_equal(zz_mapping(a.scales.shape).apply(a.scales), zz.ravel())
+    assert np.array_equal(nn_mapping(b.scales.shape).apply(b.scales), nn.ravel())
+    batched = quantize(rng.standard_normal((2, 5, 70)).astype(np.float32), axis=2)
+    assert np.array_equal(zz_mapping(batched.scales.shape).apply(batched.scales), zz_layout(batched.scales).ravel())
+
+
+def test_ragged_k_index_bytes_pad_in_zn() -> None:
+    b = np.zeros((12, 3), np.int8)  # K/2 = 6 indices: 2 packed bytes, padded to one 8-byte fractal row
+    b[3, 0], b[5, 1], b[10, 2] = 4, 5, 6
+    _, index = densify_2of4(b)
+    zn = zn_layout(index)
+    assert index.shape == (2, 3) and zn.shape == (1, 1, 16, 8)
+    assert np.array_equal(zn_mapping(index.shape).apply(index), zn.ravel())
+    for k in range(6):
+        for n in range(3):
+            byte, shift = index_position(k, n, 3)
+            assert (zn.ravel()[byte] >> shift) & 3 == (index[k // 4, n] >> 2 * (k % 4)) & 3
 
 
 def test_layout_errors() -> None:

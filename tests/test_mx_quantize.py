@@ -1,4 +1,4 @@
-"""MX quantization: the §7 vectors T13–T21, error messages, and the round-trip error bound."""
+"""MX quantization: the vectors T13–T21 (docs/block-formats.md §7), ragged blocks, the MXINT8 clamp, errors, error bounds."""
 
 from __future__ import annotations
 
@@ -72,6 +72,42 @@ def test_int8_ties_round_to_even() -> None:
     a = quantize(_block([3, -3, 0.01, 1, 0.0234375, -0.0078125, 2.5, 0.75, 0.015625]), axis=0, fmt="int8")
     assert a.scales.tolist() == [128]
     assert int(a.elements[8]) == 0
+
+
+def test_int8_clamp_symmetric_by_default_full_on_request() -> None:
+    # amax 1.99609375 keeps the scale at 2**0; -1.99609375 * 64 = -127.75 rounds to -128
+    x = _block([-1.99609375, 1.99609375, -1.984375, 0.5])
+    symmetric = quantize(x, axis=0, fmt="int8")
+    full = quantize(x, axis=0, fmt="int8", int8_clamp="full")
+    assert symmetric.scales.tolist() == full.scales.tolist() == [127]
+    assert symmetric.elements[:4].tolist() == [-127, 127, -127, 32]
+    assert full.elements[:4].tolist() == [-128, 127, -127, 32]
+    assert dequantize(full)[:2].tolist() == [-2.0, 127 / 64]
+    assert np.array_equal(quantize(x, axis=0, fmt="int8", int8_clamp="symmetric").elements, symmetric.elements)
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.integers(1, 70)), elements=st.floats(-1e6, 1e6, width=32)))
+def test_symmetric_int8_commutes_with_negation(x: npt.NDArray[np.float32]) -> None:
+    plus, minus = quantize(x, axis=1, fmt="int8"), quantize(-x, axis=1, fmt="int8")
+    assert np.array_equal(plus.scales, minus.scales)
+    assert np.array_equal(plus.elements, -minus.elements)
+    full = quantize(x, axis=1, fmt="int8", int8_clamp="full")
+    assert np.array_equal(full.scales, plus.scales)
+    differs = full.elements != plus.elements
+    assert np.all(full.elements[differs] == -128) and np.all(plus.elements[differs] == -127)
+
+
+def test_int8_clamp_leaves_float_formats_alone() -> None:
+    x = np.linspace(-3, 3, 40, dtype=np.float32)
+    for fmt in ("e4m3", "e2m1"):
+        same = quantize(x, 0, fmt, int8_clamp="full")
+        assert np.array_equal(same.elements.view(np.uint8), quantize(x, 0, fmt).elements.view(np.uint8))
+
+
+def test_int8_clamp_names_are_checked() -> None:
+    with pytest.raises(DtypeError, match=r"\[mx.quantize\] Int8Clamp: int8_clamp must be 'symmetric' or 'full', got 'asymmetric'\n  hint: 'symmetric' keeps MXINT8 in ±127/64"):
+        quantize(np.ones(32), 0, "int8", int8_clamp="asymmetric")  # type: ignore[arg-type]
 
 
 def test_all_zero_block() -> None:
@@ -160,11 +196,49 @@ def test_axis_out_of_range() -> None:
         quantize(np.ones(32), axis=True)
 
 
-def test_block_not_dividing() -> None:
-    with pytest.raises(LayoutError, match=r"BlockIndivisible: block 32 does not divide length 40 of axis 0\n  hint: pad axis 0 with zeros to 64"):
-        quantize(np.ones(40), axis=0)
-    with pytest.raises(LayoutError, match="BlockSize: block must be a positive integer, got 0"):
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize(("length", "block"), [(40, 32), (70, 32), (5, 32), (33, 32), (7, 3), (1, 32)])
+def test_ragged_last_block_is_zero_padded(fmt: str, length: int, block: int) -> None:
+    rng = np.random.default_rng(length * 100 + block)
+    x = (rng.standard_normal((3, length)) * np.exp2(rng.integers(-8, 9, size=(3, 1)))).astype(np.float32)
+    a = quantize(x, axis=1, fmt=fmt, block=block)
+    count = -(-length // block)
+    assert a.shape == (3, length) and a.scales.shape == (3, count)
+    # the same as quantizing the explicitly zero-padded rows and dropping the padding
+    padded = np.zeros((3, count * block), np.float32)
+    padded[:, :length] = x
+    full = quantize(padded, axis=1, fmt=fmt, block=block)
+    assert np.array_equal(a.scales, full.scales)
+    assert np.array_equal(a.elements.view(np.uint8), full.elements[:, :length].view(np.uint8))
+    assert np.array_equal(dequantize(a), dequantize(full)[:, :length])
+    along_rows = quantize(x.T, axis=0, fmt=fmt, block=block)
+    assert np.array_equal(along_rows.scales, a.scales.T)
+
+
+def test_ragged_three_by_forty() -> None:
+    x = np.arange(120, dtype=np.float32).reshape(3, 40)
+    a = quantize(x, axis=1, block=32)
+    assert a.scales.shape == (3, 2)
+    assert dequantize(a).shape == (3, 40)
+    # the short block holds 32..39 of row 0: amax 39 -> floor(log2) 5, e4m3 emax 8 -> code 124
+    assert a.scales[0].tolist() == [127 + 4 - 8, 127 + 5 - 8]
+
+
+def test_empty_axis_has_no_blocks() -> None:
+    a = quantize(np.zeros((2, 0), np.float32), axis=1)
+    assert a.scales.shape == (2, 0) and dequantize(a).shape == (2, 0)
+
+
+def test_block_size_must_be_positive() -> None:
+    with pytest.raises(LayoutError, match=r"BlockSize: block must be a positive integer, got 0\n  hint: MX uses 32"):
         quantize(np.ones(32), axis=0, block=0)
+    with pytest.raises(LayoutError, match="BlockSize: block must be a positive integer, got -32"):
+        quantize(np.ones(32), axis=0, block=-32)
+
+
+def test_block_longer_than_the_axis_is_one_short_block() -> None:
+    a = quantize(np.ones(5, np.float32), axis=0, block=2**40)
+    assert a.scales.shape == (1,) and dequantize(a).tolist() == [1.0] * 5
 
 
 def test_bad_inputs() -> None:
@@ -180,6 +254,10 @@ def test_mxarray_validates_its_parts() -> None:
     good = quantize(np.ones((2, 64)), axis=1)
     with pytest.raises(LayoutError, match=r"ScaleShape: elements of shape \(2, 64\) with block 32 on axis 1 need scales of shape \(2, 2\), got \(2, 3\)"):
         MxArray(good.elements, np.zeros((2, 3), np.uint8), "e4m3", 1)
+    ragged = quantize(np.ones((2, 40)), axis=1)
+    with pytest.raises(LayoutError, match=r"need scales of shape \(2, 2\), got \(2, 1\)\n  hint: one scale code per block, counting a short last block"):
+        MxArray(ragged.elements, np.zeros((2, 1), np.uint8), "e4m3", 1)
+    assert MxArray(ragged.elements, ragged.scales, "e4m3", -1).axis == 1
     with pytest.raises(DtypeError, match="ElementDtype: e2m1 elements must be float4_e2m1fn, got float8_e4m3fn"):
         MxArray(good.elements, good.scales, "e2m1", 1)
     with pytest.raises(DtypeError, match="ScaleDtype"):
@@ -199,7 +277,7 @@ def test_quantize_accepts_bfloat16_and_int_inputs() -> None:
 def _error_bound(x: npt.NDArray[np.float32], a: MxArray) -> npt.NDArray[np.float64]:
     """Per element: half an element ulp at |q| below saturation, the clipped excess above it."""
     spec = element_format(a.fmt)
-    scale = np.repeat(e8m0_decode(a.scales), a.block, axis=a.axis)
+    scale = np.repeat(e8m0_decode(a.scales), a.block, axis=a.axis)[:, : x.shape[1]]
     q = np.abs(x.astype(np.float64)) / scale
     half_ulp = spec.ulp(np.minimum(q, spec.max_normal)) / 2
     return scale * np.maximum(half_ulp, q - spec.max_normal)
@@ -213,8 +291,8 @@ moderate32 = st.floats(-1e4, 1e4, width=32)
 @given(
     fmt=st.sampled_from(sorted(FORMATS)),
     x=st.one_of(
-        hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.just(32)), elements=finite32),
-        hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.just(32)), elements=moderate32),
+        hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.integers(1, 70)), elements=finite32),
+        hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.integers(1, 70)), elements=moderate32),
     ),
 )
 def test_round_trip_within_format_bound(fmt: str, x: npt.NDArray[np.float32]) -> None:
@@ -223,15 +301,18 @@ def test_round_trip_within_format_bound(fmt: str, x: npt.NDArray[np.float32]) ->
     assert np.all(np.abs(back - x) <= _error_bound(x, a))
     # FLOOR rule: unless clamped, amax lies in [2**emax, 2**(emax+1)) element units
     spec = element_format(fmt)
-    amax = np.max(np.abs(x.astype(np.float64)), axis=1)
-    shared = a.scales.astype(np.int64)[:, 0] - 127
+    rows, count = a.scales.shape
+    padded = np.zeros((rows, count * 32))
+    padded[:, : x.shape[1]] = np.abs(x)
+    amax = padded.reshape(rows, count, 32).max(axis=2)
+    shared = a.scales.astype(np.int64) - 127
     live = (amax > 0) & (shared > -127)
     ratio = amax[live] / np.ldexp(1.0, shared[live])
     assert np.all((ratio >= 2.0**spec.emax) & (ratio < 2.0 ** (spec.emax + 1)))
 
 
 @settings(max_examples=60, deadline=None)
-@given(fmt=st.sampled_from(sorted(FORMATS)), x=hnp.arrays(np.float32, st.just((2, 64)), elements=moderate32))
+@given(fmt=st.sampled_from(sorted(FORMATS)), x=hnp.arrays(np.float32, st.tuples(st.just(2), st.integers(1, 70)), elements=moderate32))
 def test_quantize_is_idempotent_on_its_own_values(fmt: str, x: npt.NDArray[Any]) -> None:
     once = dequantize(quantize(x, axis=1, fmt=fmt))
     twice = quantize(once, axis=1, fmt=fmt)
