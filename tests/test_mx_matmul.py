@@ -1,4 +1,4 @@
-"""MX matmul and FP4 packing: §7 vectors T22–T23 and the float64 reference property."""
+"""MX matmul and FP4 packing: vectors T22–T23 (docs/block-formats.md §7), ragged K, batch axes, the float64 reference."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_t23_fp4_pair_packing() -> None:
 
 
 def _blockwise(a: MxArray, b: MxArray) -> npt.NDArray[np.float64]:
-    """Σ_blocks X_A X_B Σ_i P_A P_B, written out block by block (OCP §6), exact per element."""
+    """Σ_blocks X_A X_B Σ_i P_A P_B, written out block by block (docs/block-formats.md §1.4), exact per element."""
     m, k = a.shape
     n = b.shape[1]
     pa = dequantize(MxArray(a.elements, np.full_like(a.scales, 127), a.fmt, 1, a.block), np.float64)
@@ -72,7 +72,7 @@ def _blockwise(a: MxArray, b: MxArray) -> npt.NDArray[np.float64]:
         for j in range(n):
             terms = []
             for start in range(0, k, a.block):
-                for kk in range(start, start + a.block):
+                for kk in range(start, min(start + a.block, k)):
                     terms.append(xa[i, kk // a.block] * xb[kk // b.block, j] * pa[i, kk] * pb[kk, j])
             out[i, j] = math.fsum(terms)
     return out
@@ -84,16 +84,16 @@ def _blockwise(a: MxArray, b: MxArray) -> npt.NDArray[np.float64]:
     fb=st.sampled_from(sorted(FORMATS)),
     m=st.integers(1, 4),
     n=st.integers(1, 4),
-    blocks=st.integers(1, 3),
+    k=st.integers(1, 100),
     spread=st.integers(0, 12),
     seed=st.integers(0, 2**32 - 1),
 )
-def test_matmul_equals_float64_reference(fa: str, fb: str, m: int, n: int, blocks: int, spread: int, seed: int) -> None:
+def test_matmul_equals_float64_reference(fa: str, fb: str, m: int, n: int, k: int, spread: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    k = 32 * blocks
     # per-row/column magnitudes spread over 2**±spread so that blocks get different scales
     x = (rng.standard_normal((m, k)) * np.exp2(rng.integers(-spread, spread + 1, size=(m, 1)))).astype(np.float32)
-    y = (rng.standard_normal((k, n)) * np.exp2(rng.integers(-spread, spread + 1, size=(k // 32, 1, n)).repeat(32, 0).reshape(k, n))).astype(np.float32)
+    steps = rng.integers(-spread, spread + 1, size=(-(-k // 32), 1, n)).repeat(32, 0).reshape(-1, n)[:k]
+    y = (rng.standard_normal((k, n)) * np.exp2(steps)).astype(np.float32)
     bias = rng.standard_normal(n).astype(np.float32)
     a, b = quantize(x, 1, fa), quantize(y, 0, fb)
     c = matmul(a, b, bias)
@@ -103,6 +103,56 @@ def test_matmul_equals_float64_reference(fa: str, fb: str, m: int, n: int, block
     bound = 2.0**-23 * np.abs(exact) + (k + 1) * 2.0**-52 * magnitude + 2.0**-149
     assert np.all(np.abs(c.astype(np.float64) - exact) <= bound)
     assert np.array_equal(matmul(a, b), (da @ db).astype(np.float32))
+
+
+def test_ragged_k_matmul() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 40)).astype(np.float32)
+    y = rng.standard_normal((40, 5)).astype(np.float32)
+    a, b = quantize(x, 1, "e4m3"), quantize(y, 0, "e2m1")
+    assert a.scales.shape == (3, 2) and b.scales.shape == (2, 5)
+    c = matmul(a, b)
+    assert c.shape == (3, 5)
+    padded = np.zeros((3, 64), np.float32)
+    padded[:, :40] = x
+    padded_y = np.zeros((64, 5), np.float32)
+    padded_y[:40] = y
+    assert np.array_equal(c, matmul(quantize(padded, 1, "e4m3"), quantize(padded_y, 0, "e2m1")))
+
+
+def _slice(a: MxArray, index: tuple[int, ...]) -> MxArray:
+    return MxArray(a.elements[index], a.scales[index], a.fmt, a.axis - len(index), a.block)
+
+
+@pytest.mark.parametrize(
+    ("a_batch", "b_batch", "out_batch"),
+    [((2,), (2,), (2,)), ((2, 1), (3,), (2, 3)), ((), (4,), (4,)), ((3,), (), (3,)), ((1, 2), (2, 2), (2, 2))],
+)
+def test_batch_axes_broadcast_like_numpy(a_batch: tuple[int, ...], b_batch: tuple[int, ...], out_batch: tuple[int, ...]) -> None:
+    rng = np.random.default_rng(len(a_batch) * 10 + len(b_batch))
+    x = rng.standard_normal((*a_batch, 3, 70)).astype(np.float32)
+    y = rng.standard_normal((*b_batch, 70, 4)).astype(np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    a, b = quantize(x, -1, "e4m3"), quantize(y, -2, "e5m2")
+    c = matmul(a, b, bias)
+    assert c.shape == (*out_batch, 3, 4) and c.dtype == np.float32
+    for index in np.ndindex(*out_batch):
+        ia = tuple(i if d > 1 else 0 for i, d in zip(index[len(out_batch) - len(a_batch):], a_batch))
+        ib = tuple(i if d > 1 else 0 for i, d in zip(index[len(out_batch) - len(b_batch):], b_batch))
+        assert np.array_equal(c[index], matmul(_slice(a, ia), _slice(b, ib), bias))
+
+
+def test_batched_bias_rows() -> None:
+    a = quantize(np.ones((2, 3, 64), np.float32), 2)
+    b = quantize(np.ones((64, 4), np.float32), 0)
+    per_batch = np.array([[[1.0, 2, 3, 4]], [[10, 20, 30, 40]]], np.float32)  # (2, 1, 4)
+    c = matmul(a, b, per_batch)
+    assert c[0, 2].tolist() == [65, 66, 67, 68] and c[1, 0].tolist() == [74, 84, 94, 104]
+    assert np.array_equal(matmul(a, b, per_batch[0]), matmul(a, b, per_batch[0, 0]))
+    with pytest.raises(LayoutError, match=r"BiasShape: bias must have shape \(4,\) or \(\.\.\., 1, 4\) with batch axes that broadcast to \(2,\), got \(3, 1, 4\)"):
+        matmul(a, b, np.zeros((3, 1, 4)))
+    with pytest.raises(LayoutError, match=r"BiasShape: .* got \(2, 3, 4\)"):
+        matmul(a, b, np.zeros((2, 3, 4)))
 
 
 def test_matmul_nan_block_propagates() -> None:
@@ -120,8 +170,12 @@ def test_matmul_errors() -> None:
         matmul(a, quantize(np.ones((3, 64)), 1))
     with pytest.raises(LayoutError, match=r"ReductionMismatch: a is \(2, 64\) and b is \(32, 3\): K differs \(64 vs 32\)"):
         matmul(a, quantize(np.ones((32, 3)), 0))
-    with pytest.raises(LayoutError, match=r"OperandRank: a must be 2-D, got shape \(64,\)"):
+    with pytest.raises(LayoutError, match=r"OperandRank: a must be \[\.\.\., M, K\] with at least 2 axes, got shape \(64,\)"):
         matmul(quantize(np.ones(64), 0), b)
+    with pytest.raises(LayoutError, match=r"ScaleAxis: a must be block-scaled along K \(axis 2\), got axis 1\n  hint: quantize a with axis=2"):
+        matmul(quantize(np.ones((2, 64, 64)), 1), b)
+    with pytest.raises(LayoutError, match=r"BatchMismatch: the batch axes \(2,\) of a and \(3,\) of b do not broadcast"):
+        matmul(quantize(np.ones((2, 2, 64)), 2), quantize(np.ones((3, 64, 3)), 1))
     with pytest.raises(DtypeError, match="OperandType: a must be an MxArray, got ndarray"):
         matmul(np.ones((2, 64)), b)  # type: ignore[arg-type]
     with pytest.raises(LayoutError, match=r"BiasShape: bias must have shape \(3,\) or \(1, 3\), got \(2,\)"):
