@@ -122,6 +122,21 @@ def test_topology_rejects_non_positive() -> None:
     assert repr(dev) == "Device(chips=2, pes=4)"
 
 
+def test_layout_must_fit_the_device() -> None:
+    small = tcp.Device(tcp.Topology(chips=1, pes=4))  # 4 PEs hold 256 slices; Stream spans 2 x 256
+    with pytest.raises(LayoutError) as caught:
+        Stream(small.main, tcp.Tensor(X, "A B"))
+    assert (caught.value.stage, caught.value.rule) == ("CollectTensor", "SliceCount")
+    assert "Cluster 1 # 2 x Slice 1 # 256 spans 512 slices, but 4 processing elements hold 256" in str(caught.value)
+    two_chips = m["1 # 2"]
+    Wide = CollectTensor[tcp.bf16, two_chips, Cluster, Slice, m["A, B / 16"], m["B % 16"]]
+    with pytest.raises(LayoutError, match=r"ChipCount: Chip 1 # 2 spans 2 chips, but the device has 1"):
+        Wide(tcp.Device().main, tcp.Tensor(X, "A B"))
+    assert Wide(tcp.Device(tcp.Topology(chips=2)).main, tcp.Tensor(X, "A B")).layout["Chip"].size == 2
+    with pytest.raises(LayoutError, match="SliceCount"):
+        TrfTensor[tcp.bf16, Chip, Cluster, Slice, m["C"], m["B"]](small.sub, tcp.Tensor(Y, "C B"))
+
+
 # -- subscription ---------------------------------------------------------------------------------
 def test_subscription_is_cached_by_normalized_layout() -> None:
     again = CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A,B/16"], m["[B % 16]"]]

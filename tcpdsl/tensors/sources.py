@@ -21,6 +21,7 @@ from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for, spec_of
 from tcpdsl.verify import compose
+from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
 from tcpdsl.verify.params import TrfParams
 from tcpdsl.verify.stage import Stage
@@ -30,6 +31,13 @@ _Int4Stream = TypeVar("_Int4Stream", i4, i5)
 _Int4Weight = TypeVar("_Int4Weight", i4, i5)
 _Int8Stream = TypeVar("_Int8Stream", i8, i9)
 _Int8Weight = TypeVar("_Int8Weight", i8, i9)
+
+
+def _place(spec: Spec, context: TuContext, stage: str) -> None:
+    """The layout's grid must fit the device the context belongs to."""
+    topology = context.device.topology
+    chip, cluster, slice_ = spec.tensor_type.grid
+    check_placement(stage, chip=chip, cluster=cluster, slice_=slice_, chips=topology.chips, pes=topology.pes)
 
 
 def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
@@ -120,6 +128,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
             raise LayoutError(
                 "CollectTensor", "NotAContext", f"expected a device context such as dev.main, got {type(context).__name__}",
             )
+        _place(spec, context, "CollectTensor")
         return CollectTensor._make(spec, _layout_logical(spec, tensor, "CollectTensor"), context)
 
     @property
@@ -242,6 +251,8 @@ class TrfTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, LaneT, Element
             raise LayoutError(
                 "TrfTensor", "Arguments", "build a TRF as TrfTensor[...](tensor) or TrfTensor[...](dev.sub, tensor)",
             )
+        if context is not None:
+            _place(spec, context, "TrfTensor")
         return TrfTensor._make(spec, _layout_logical(spec, args[-1], "TrfTensor"), context)
 
     @property

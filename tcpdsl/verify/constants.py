@@ -12,13 +12,12 @@ CONTRACT_LANE_OUT_PACKET_ELEMENTS: Final = 8
 ACCUMULATOR_CAPACITY_ELEMENTS: Final = 1024
 VALID_LANE_SIZES: Final = frozenset({1, 2, 4, 8})
 MAX_LANES: Final = 8
-VRF_BYTES: Final = 8192
 TRF_CAPACITY_BYTES: Final = 65536
 CLUSTER_SIZES: Final = frozenset({1, 2})
 SLICE_SIZES: Final = frozenset({64, 128, 256})
-PACKET_ALIGN_BYTES: Final = 8
+# A processing element holds the smallest Slice (64); Cluster x Slice spans up to 8 PEs of a chip.
+SLICES_PER_PE: Final = 64
 MAX_SEQUENCER_ENTRIES: Final = 8
-COMMIT_VALID_PACKET_SIZES: Final = frozenset({8, 16, 24, 32})
 # The Outer stage always emits a 64-byte packet; the TRF read that fills it is at most that wide.
 OUTER_PACKET_BYTES: Final = 64
 SEQUENTIAL_PACKET_ALIGN: Final = 32
@@ -30,7 +29,3 @@ def is_valid_lane_size(n: int) -> bool:
 
 def align_up(a: int, b: int) -> int:
     return -(-a // b) * b
-
-
-def length_from_bytes(bits: int, n_bytes: int) -> int:
-    return n_bytes * BITS_PER_BYTE // bits

@@ -40,10 +40,6 @@ class LoopEntry:
     count: int
     stride: int
 
-    @property
-    def is_broadcast(self) -> bool:
-        return self.stride == 0
-
 
 @dataclass(frozen=True)
 class SequencerParams:
