@@ -19,7 +19,7 @@ import numpy.typing as npt
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.mx.formats import ElementFormat, e8m0_decode, element_format
 
-ARRAY_STAGE: Final = "mx.quantize"
+QUANTIZE_STAGE: Final = "mx.quantize"  # MxArray errors read as quantization errors
 DEFAULT_BLOCK: Final = 32
 
 
@@ -43,16 +43,16 @@ class MxArray:
         elements, scales = self.elements, self.scales
         if not isinstance(elements, np.ndarray) or elements.dtype != fmt.dtype:
             got = elements.dtype if isinstance(elements, np.ndarray) else type(elements).__name__
-            raise DtypeError(ARRAY_STAGE, "ElementDtype", f"{fmt.name} elements must be {fmt.dtype}, got {got}")
+            raise DtypeError(QUANTIZE_STAGE, "ElementDtype", f"{fmt.name} elements must be {fmt.dtype}, got {got}")
         if not isinstance(scales, np.ndarray) or scales.dtype != np.uint8:
             got = scales.dtype if isinstance(scales, np.ndarray) else type(scales).__name__
-            raise DtypeError(ARRAY_STAGE, "ScaleDtype", f"scales must be uint8 E8M0 codes, got {got}")
+            raise DtypeError(QUANTIZE_STAGE, "ScaleDtype", f"scales must be uint8 E8M0 codes, got {got}")
         axis = check_axis(self.axis, elements.ndim)
         block = check_block(self.block)
         expected = scale_shape(elements.shape, axis, block)
         if scales.shape != expected:
             raise LayoutError(
-                ARRAY_STAGE,
+                QUANTIZE_STAGE,
                 "ScaleShape",
                 f"elements of shape {elements.shape} with block {block} on axis {axis} need scales of shape "
                 f"{expected}, got {scales.shape}",
@@ -89,10 +89,10 @@ def spread_over_blocks(per_block: npt.NDArray[Any], axis: int, block: int, lengt
 
 def check_axis(axis: object, ndim: int) -> int:
     if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise LayoutError(ARRAY_STAGE, "AxisType", f"axis must be an integer, got {axis!r}")
+        raise LayoutError(QUANTIZE_STAGE, "AxisType", f"axis must be an integer, got {axis!r}")
     if not -ndim <= int(axis) < ndim:
         raise LayoutError(
-            ARRAY_STAGE,
+            QUANTIZE_STAGE,
             "AxisRange",
             f"axis {axis} is out of range for an array of {ndim} dimension(s)",
             hint=f"use an axis in {-ndim}..{ndim - 1}",
@@ -102,7 +102,7 @@ def check_axis(axis: object, ndim: int) -> int:
 
 def check_block(block: object) -> int:
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or int(block) <= 0:
-        raise LayoutError(ARRAY_STAGE, "BlockSize", f"block must be a positive integer, got {block!r}", hint="MX uses 32")
+        raise LayoutError(QUANTIZE_STAGE, "BlockSize", f"block must be a positive integer, got {block!r}", hint="MX uses 32")
     if int(block) > np.iinfo(np.intp).max:
-        raise LayoutError(ARRAY_STAGE, "BlockSize", f"block {block} exceeds the largest array extent", hint="MX uses 32")
+        raise LayoutError(QUANTIZE_STAGE, "BlockSize", f"block {block} exceeds the largest array extent", hint="MX uses 32")
     return int(block)

@@ -1,12 +1,12 @@
-"""MX element formats and the E8M0 shared-scale type (OCP MX v1.0).
+"""MX element formats and the E8M0 shared-scale type (docs/block-formats.md §1.2, §1.3).
 
 An E8M0 code ``c`` in ``0..254`` means ``2**(c - 127)``; ``255`` is NaN; there is no zero and no
 infinity. Codes are kept as ``uint8`` and always built from integer exponents: casting a float to
 ``ml_dtypes.float8_e8m0fnu`` rounds to the nearest power of two (ties up) and maps 0 to NaN, which
 is not the MX scale rule.
 
-Code 0 decodes to ``2**-127`` here, the OCP reading. One Ascend host library decodes it as 0.0;
-what the Cube hardware does with it is not known, so nothing in tcpdsl depends on it.
+Code 0 decodes to ``2**-127`` here, the OCP reading; one Ascend host library reads 0.0
+(docs/block-formats.md §8).
 """
 
 from __future__ import annotations

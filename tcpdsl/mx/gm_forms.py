@@ -1,5 +1,7 @@
 """Global-memory forms of the MX scale matrices, as the Ascend copy instructions read them.
 
+docs/block-formats.md §3 (scaleA) and §4 (scaleB) explain the forms and their copy modes.
+
 The hardware wants the two codes of one row (scaleA) or column (scaleB) and one 64-wide K step
 next to each other, i.e. read as one 16-bit word. Two GM forms exist for each operand:
 

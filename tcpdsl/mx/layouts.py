@@ -4,8 +4,8 @@ Naming is "capital outer, lower-case inner": Z/z is row-major, N/n column-major.
 takes the logical matrix (optionally with leading batch axes), zero-pads it to whole fractals and
 returns the fractal-shaped array; ``.reshape(-1)`` (or ``.tobytes()``) is the buffer byte order.
 Pads are zero: the documents do not name a value, and zero only ever meets zero or discarded data.
-The byte order follows the vendor sample code and layout library; one document words the scale
-fractal shapes differently (2 x 16 for both), which the code does not bear out.
+The byte order follows the vendor sample code and layout library (docs/block-formats.md §8).
+Sections: Zz docs/block-formats.md §3, Nn §4, Zn §5.3.
 
 * Zz, scaleA (M, S): fractal (16, 2), shape (M1, K1, 16, 2);
   ``off = ((m//16)*K1 + k//2)*32 + (m%16)*2 + k%2``.

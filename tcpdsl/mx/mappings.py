@@ -7,6 +7,7 @@ padding exactly when the whole coordinate is past the axis. ``#{0}`` records tha
 
 Walking cells ``0 .. size-1`` and reading the source at each cell's coordinates (or writing the
 pad value) reproduces the byte order of :mod:`tcpdsl.mx.layouts`; :func:`apply_mapping` does that.
+docs/block-formats.md §3 shows the expressions.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Sub-byte packing: two FP4 codes per byte, four 2-bit sparse indices per byte.
 
 ml_dtypes keeps every sub-byte element in a byte of its own; the hardware packs them. Both
-packings put the element with the lower index in the less significant bits.
+packings put the element with the lower index in the less significant bits (docs/block-formats.md
+§2 for FP4, §5.2 for the indices).
 """
 
 from __future__ import annotations

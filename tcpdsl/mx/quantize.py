@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.mx.array import DEFAULT_BLOCK, MxArray, check_axis, check_block, spread_over_blocks
+from tcpdsl.mx.array import DEFAULT_BLOCK, QUANTIZE_STAGE, MxArray, check_axis, check_block, spread_over_blocks
 from tcpdsl.mx.formats import (
     E8M0_BIAS,
     E8M0_MAX_EXPONENT,
@@ -37,7 +37,6 @@ from tcpdsl.mx.formats import (
     element_format,
 )
 
-QUANTIZE_STAGE: Final = "mx.quantize"
 _FLOAT_OUTPUTS: Final = (np.dtype(np.float32), np.dtype(np.float64))
 
 Int8Clamp = Literal["symmetric", "full"]

@@ -1,5 +1,7 @@
 """2:4 structured sparsity of the right operand B (Ascend LoadDataWithSparse + MmadWithSparse).
 
+docs/block-formats.md §5.1 has the densification table; §8 the cases the sources leave open.
+
 A group is 4 consecutive K elements of one column of B. Each group keeps two dense values
 ``(d0, d1)`` and two 2-bit indices ``(i0, i1)``: slot 0 multiplies A at group position ``i0``,
 slot 1 at position ``1 + i1``. With ``p < q`` the first two nonzero positions:
@@ -11,9 +13,7 @@ slot 1 at position ``1 + i1``. With ``p < q`` the first two nonzero positions:
 
 The lone nonzero at position 3 is the one case the vendor samples get wrong: they emit dense
 ``(B[3], 0)``, which the hardware would multiply by A at position 0. This module follows the index
-semantics instead; it is not confirmed on hardware. Where one document points both slots at
-position 2 for indices ``(2, 0)``, this model puts slot 1 on position 1; ``d1`` is 0 there, so the
-product is the same either way.
+semantics instead (not confirmed on hardware).
 
 Indices follow their dense element (``I[2g] = i0``, ``I[2g+1] = i1``) and are packed four to a
 byte along K, first in the least significant bits.
