@@ -1,8 +1,8 @@
 """Block-scaled formats: OCP MX quantization and matmul, Ascend scale/index layouts, 2:4 sparsity.
 
 docs/block-formats.md explains every rule here; §0 maps its sections to these modules. The package
-sits above ``tcpdsl.errors`` and ``tcpdsl.algebra`` (each layout is also a mapping expression) and
-beside the tensor layer: nothing else in tcpdsl imports it, and it imports no tensors.
+is layer 4 (docs/architecture.md): it imports ``tcpdsl.errors`` and ``tcpdsl.algebra`` (each layout
+is also a mapping expression) and nothing from the contraction chain above it.
 """
 
 from __future__ import annotations
