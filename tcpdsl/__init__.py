@@ -54,6 +54,8 @@ _EXPORTS: dict[str, str] = {
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",
     "evaluator": "tcpdsl.evaluate.select",
+    # layout search
+    "search": "tcpdsl.planner.api",
 }
 
 _NEEDS_EVALUATORS = ("tcpdsl.tensors", "tcpdsl.evaluate")
@@ -98,6 +100,7 @@ __all__ = [
     "m",
     "mx",
     "parse",
+    "search",
 ]
 
 
@@ -142,6 +145,7 @@ if TYPE_CHECKING:
         TcpError as TcpError,
     )
     from tcpdsl.evaluate.select import evaluator as evaluator
+    from tcpdsl.planner.api import search as search
     from tcpdsl.tensors.checking import (
         install as install,
         kernel as kernel,

@@ -24,7 +24,7 @@ LAYERS: dict[str, int] = {
     "mx": 4,
     "tensors": 5,
     "evaluate": 6,
-    "search": 7,
+    "planner": 7,
     "static": 7,
     "cli": 8,
     "mypy_plugin": 8,

@@ -19,6 +19,7 @@ from tcpdsl.errors import LayoutError as LayoutError
 from tcpdsl.errors import MappingSyntaxError as MappingSyntaxError
 from tcpdsl.errors import TcpError as TcpError
 from tcpdsl.evaluate.select import evaluator as evaluator
+from tcpdsl.planner.api import search as search
 from tcpdsl.tensors.checking import install as install
 from tcpdsl.tensors.checking import kernel as kernel
 from tcpdsl.tensors.device import Device as Device
@@ -47,5 +48,5 @@ __all__ = [
     "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
     "Pad", "PaddingKind", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
     "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
-    "m", "mx", "parse", "__version__",
+    "m", "mx", "parse", "search", "__version__",
 ]

@@ -1,0 +1,123 @@
+"""``tcp.search``: the best valid kernels for a two-operand einsum, ranked by the cost model."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping as MappingABC
+from typing import Final, Literal
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import parse
+from tcpdsl.errors import LayoutError
+from tcpdsl.planner.engine import Settings, run
+from tcpdsl.planner.failure import no_plan
+from tcpdsl.planner.grid import GridPins, Machine
+from tcpdsl.planner.plan import Plan, Plans
+from tcpdsl.planner.problem import STAGE, Problem, make_problem
+from tcpdsl.planner.progress import Progress
+from tcpdsl.tensors.device import Topology
+from tcpdsl.tensors.scalars import Scalar, bf16
+from tcpdsl.verify import LaneMode
+
+DEFAULT_BUDGET: Final = 5.0
+FIXABLE: Final = ("Chip", "Cluster", "Slice", "Lane", "mode")
+Streamed = Literal["first", "second", "either"]
+_ORIENTATIONS: Final[dict[str, tuple[bool, ...]]] = {"first": (False,), "second": (True,), "either": (False, True)}
+
+
+def search(
+    einsum: str,
+    sizes: MappingABC[str, int],
+    *,
+    stream: type[Scalar] | str = bf16,
+    weights: type[Scalar] | str = bf16,
+    top: int = 5,
+    streamed: Streamed = "first",
+    fixed: MappingABC[str, Mapping | str | LaneMode] | None = None,
+    topology: Topology | None = None,
+    budget: float = DEFAULT_BUDGET,
+    progress: bool | None = None,
+) -> Plans:
+    """Up to ``top`` valid kernels for ``einsum`` (e.g. ``"th,lh->tl"``), fewest cycles first.
+
+    Each letter names the axis of the same letter in upper case; ``sizes`` gives them all.
+    ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
+    says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
+    layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
+    ``topology`` gives the chip count (Chip may spread over it). The search stops after ``budget``
+    seconds with the best plans so far (``Plans.exhausted`` is then False). ``progress`` draws a
+    bar on stderr (default: when stderr is a terminal).
+
+    Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
+    ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
+    """
+    problem = make_problem(einsum, sizes, stream, weights)
+    settings = _settings(problem, top, fixed, topology, budget)
+    if streamed not in _ORIENTATIONS:
+        raise LayoutError(
+            STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
+            hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
+        )
+    problems = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    outcome = run(problems, settings, Progress(progress))
+    if not outcome.found:
+        raise no_plan(problems[0], outcome, settings)
+    plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
+    return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
+
+
+def _settings(
+    problem: Problem,
+    top: object,
+    fixed: MappingABC[str, Mapping | str | LaneMode] | None,
+    topology: object,
+    budget: object,
+) -> Settings:
+    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+        raise LayoutError(STAGE, "Option", f"top= must be a positive int, got {top!r}", hint="ask for e.g. top=5 plans")
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
+        raise LayoutError(
+            STAGE, "Option", f"budget= must be a positive number of seconds, got {budget!r}", hint="e.g. budget=5.0"
+        )
+    if topology is None:
+        topology = Topology()
+    if not isinstance(topology, Topology):
+        raise LayoutError(STAGE, "Option", f"topology= must be a tcp.Topology, got {type(topology).__name__}")
+    pins = _pins(problem, fixed)
+    mode = pins.get("mode")
+    modes = (mode,) if isinstance(mode, LaneMode) else (LaneMode.INTERLEAVED, LaneMode.SEQUENTIAL)
+    grid = GridPins(*(_mapping(pins.get(k)) for k in ("Chip", "Cluster", "Slice")))
+    return Settings(top, float(budget), Machine(topology.chips, topology.pes), grid, _mapping(pins.get("Lane")), modes)
+
+
+def _mapping(value: Mapping | LaneMode | None) -> Mapping | None:
+    return value if isinstance(value, Mapping) else None
+
+
+def _pins(problem: Problem, fixed: object) -> dict[str, Mapping | LaneMode]:
+    if fixed is None:
+        return {}
+    if not isinstance(fixed, MappingABC):
+        raise LayoutError(
+            STAGE, "Option", f"fixed= must be a dict, got {type(fixed).__name__}", hint='e.g. fixed={"Cluster": "1 # 2"}'
+        )
+    pins: dict[str, Mapping | LaneMode] = {}
+    for key, value in fixed.items():
+        if key not in FIXABLE:
+            raise LayoutError(
+                STAGE, "Option", f"fixed= cannot fix {key!r}", hint=f"fix any of {', '.join(FIXABLE)}",
+            )
+        if key == "mode":
+            if not isinstance(value, LaneMode):
+                raise LayoutError(STAGE, "Option", f"fixed mode must be a tcp.LaneMode, got {value!r}")
+            pins[key] = value
+        elif isinstance(value, Mapping):
+            pins[key] = value
+        elif isinstance(value, str):
+            pins[key] = parse(value, problem.sizes)
+        else:
+            raise LayoutError(
+                STAGE, "Option", f"fixed {key} must be a mapping or its text, got {type(value).__name__}",
+                hint=f'e.g. fixed={{"{key}": "1 # 2"}}',
+            )
+    return pins

@@ -1,0 +1,107 @@
+"""Check a candidate through the chain composer, stage by stage, and cost it.
+
+The search never decides validity itself: a candidate's tensor types are built and its stages
+composed by :mod:`tcpdsl.verify.compose`, the functions the runtime's stage methods and the mypy
+plugin call, so a plan is valid exactly when its emitted module is. The device rule is checked on
+the grid alone (:mod:`tcpdsl.planner.grid`), the only input it reads. Composer and verifiers are
+memoized, so candidates sharing layouts share their checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.cost import KernelCost, estimate
+from tcpdsl.planner.candidates import Candidate
+from tcpdsl.planner.layout import Layout
+from tcpdsl.planner.problem import Problem
+from tcpdsl.verify import LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
+from tcpdsl.verify.families import COLLECT, TensorType, check_type
+
+
+@dataclass(frozen=True)
+class Layouts:
+    """The parsed mappings of a candidate, by the parameter names of the tensor classes."""
+
+    chip: Mapping
+    cluster: Mapping
+    slice: Mapping
+    stream_time: Mapping
+    stream_packet: Mapping
+    weight_time: Mapping
+    weight_packet: Mapping
+    lane: Mapping
+    element: Mapping
+    outer_time: Mapping
+    outer_packet: Mapping
+    packet_out: Mapping
+    time_out: Mapping
+
+    @property
+    def grid(self) -> tuple[Mapping, Mapping, Mapping]:
+        return self.chip, self.cluster, self.slice
+
+
+@dataclass(frozen=True)
+class Reduced:
+    """A candidate the composer accepts up to ``contract_time``, with what each stage derived."""
+
+    candidate: Candidate
+    layouts: Layouts
+    reduced_type: TensorType
+    outer: OuterParams
+    packet: PacketParams
+    time: TimeParams
+
+
+@dataclass(frozen=True)
+class Folded:
+    """A whole chain: the Lane Folder's layouts and parameters, and the cost model's estimate."""
+
+    reduced: Reduced
+    mode: LaneMode
+    lane_time: Mapping
+    lane_packet: Mapping
+    lane: LaneParams
+    cost: KernelCost
+
+
+def layouts(problem: Problem, c: Candidate) -> Layouts:
+    def parse(layout: Layout) -> Mapping:
+        return layout.mapping(problem.sizes)
+
+    return Layouts(
+        parse(c.grid.chip), parse(c.grid.cluster), parse(c.grid.slice),
+        parse(c.stream_time), parse(c.packing.flit), parse(c.weight_time), parse(c.weight_packet),
+        parse(c.lane), parse(c.element), parse(c.outer_time), parse(c.packing.packet),
+        parse(c.packing.kept), parse(c.time_out),
+    )
+
+
+def reduce(problem: Problem, c: Candidate) -> Reduced:
+    """Type both sources, load the TRF, then compose Outer, the Packet Reducer and the Time Reducer."""
+    m = layouts(problem, c)
+    stream = check_type(COLLECT, (problem.stream_dtype,), (*m.grid, m.stream_time, m.stream_packet))
+    weights = check_type(COLLECT, (problem.weight_dtype,), (*m.grid, m.weight_time, m.weight_packet))
+    trf, _ = compose.to_trf(weights, lane=m.lane, element=m.element)
+    outer_type, outer = compose.contract_outer(stream, trf, out_time=m.outer_time, out_packet=m.outer_packet)
+    packet_type, packet = compose.contract_packet(outer_type, out_packet=m.packet_out)
+    time_type, time = compose.contract_time(packet_type, out_time=m.time_out)
+    return Reduced(c, m, time_type, outer, packet, time)
+
+
+def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded:
+    """Compose the Lane Folder in ``mode`` and estimate the whole chain as ``tcpdsl run`` does."""
+    m = r.layouts
+    lane_time_layout, lane_packet_layout = r.candidate.lane_layouts(mode)
+    lane_time = lane_time_layout.mapping(problem.sizes)
+    lane_packet = lane_packet_layout.mapping(problem.sizes)
+    _, params = compose.contract_lane(
+        r.reduced_type, out_time=lane_time, out_packet=lane_packet, mode=mode, pre_reduce_time=m.outer_time
+    )
+    cost = estimate(
+        problem.stream_dtype, m.lane, m.stream_time, m.outer_time, m.outer_packet, r.outer,
+        packet_params=r.packet, time_out=m.time_out, time_params=r.time, lane_time=lane_time, lane_params=params,
+    )
+    return Folded(r, mode, lane_time, lane_packet, params, cost)

@@ -1,0 +1,158 @@
+"""Layouts as the search builds them: lists of axis digits, some groups padded, written as mapping text.
+
+A *digit* is the part ``A / stride % count`` of one axis. The search cuts every axis into digits
+and places them; a layout is the digits of one mapping parameter, outermost first. Keeping the
+digits (rather than only a parsed mapping) lets the search split and join layouts exactly and write
+them as the short text a person would write, which is also the text the emitted kernel uses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from tcpdsl.algebra.cells import PaddingKind
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import parse
+
+
+@dataclass(frozen=True)
+class Digit:
+    """``axis / stride % count`` of an axis of ``size`` cells (``stride * count`` divides ``size``)."""
+
+    axis: str
+    size: int
+    stride: int
+    count: int
+
+    @property
+    def extent(self) -> int:
+        return self.count
+
+    @property
+    def live(self) -> int:
+        return self.count
+
+    def text(self) -> str:
+        whole_top = self.stride * self.count == self.size
+        if self.stride == 1:
+            return self.axis if whole_top else f"{self.axis} % {self.count}"
+        return f"{self.axis} / {self.stride}" if whole_top else f"{self.axis} / {self.stride} % {self.count}"
+
+    def cut(self, inner: int) -> tuple[Digit, Digit]:
+        """``(outer, inner)``: the digit's innermost ``inner`` cells and the rest (``inner`` divides count)."""
+        return (
+            Digit(self.axis, self.size, self.stride * inner, self.count // inner),
+            Digit(self.axis, self.size, self.stride, inner),
+        )
+
+
+@dataclass(frozen=True)
+class Group:
+    """Digits padded together to ``extent`` cells (Top padding, or Zero where hardware sums it)."""
+
+    digits: tuple[Digit, ...]
+    extent: int
+    kind: PaddingKind = PaddingKind.TOP
+
+    @property
+    def live(self) -> int:
+        return prod(d.count for d in self.digits)
+
+    def text(self) -> str:
+        inner = ", ".join(d.text() for d in self.digits) or "1"
+        if len(self.digits) > 1:
+            inner = f"[{inner}]"
+        mark = "#" if self.kind is PaddingKind.TOP else "#{0}" if self.kind is PaddingKind.ZERO else "#{!}"
+        return f"{inner} {mark} {self.extent}"
+
+
+Part = Digit | Group
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One mapping parameter: its parts, outermost first; no parts is the mapping ``1``."""
+
+    parts: tuple[Part, ...] = ()
+
+    @staticmethod
+    def of(*parts: Part | Layout) -> Layout:
+        """The parts (and the parts of layouts) in order, dropping one-cell digits."""
+        flat: list[Part] = []
+        for part in parts:
+            for p in part.parts if isinstance(part, Layout) else (part,):
+                if not (isinstance(p, Digit) and p.count == 1):
+                    flat.append(p)
+        return Layout(tuple(flat))
+
+    @property
+    def size(self) -> int:
+        return prod(p.extent for p in self.parts)
+
+    @property
+    def live(self) -> int:
+        return prod(p.live for p in self.parts)
+
+    @property
+    def digits(self) -> tuple[Digit, ...]:
+        """Every digit, padded groups included, outermost first."""
+        out: list[Digit] = []
+        for p in self.parts:
+            out.extend(p.digits if isinstance(p, Group) else (p,))
+        return tuple(out)
+
+    def text(self) -> str:
+        return ", ".join(p.text() for p in self.parts) or "1"
+
+    def padded(self, extent: int, kind: PaddingKind = PaddingKind.TOP) -> Layout:
+        """The layout padded to ``extent`` cells (itself when it already has that many)."""
+        if extent == self.size:
+            return self
+        if len(self.parts) == 1 and isinstance(self.parts[0], Group) and self.parts[0].kind is kind:
+            return Layout((Group(self.parts[0].digits, extent, kind),))  # `X # 4 # 8` is `X # 8`
+        if any(isinstance(p, Group) for p in self.parts):
+            raise ValueError(f"cannot pad {self.text()} again as one group")
+        return Layout((Group(self.digits, extent, kind),))
+
+    def split(self, inner: int) -> tuple[Layout, Layout] | None:
+        """``(outer, inner)`` at ``inner`` cells, or None when a digit or group does not divide there."""
+        outer_parts = list(self.parts)
+        inner_parts: list[Part] = []
+        left = inner
+        while left > 1:
+            if not outer_parts:
+                return None
+            last = outer_parts.pop()
+            if left % last.extent == 0:
+                inner_parts.insert(0, last)
+                left //= last.extent
+                continue
+            if isinstance(last, Group) or last.count % left:
+                return None
+            high, low = last.cut(left)
+            outer_parts.append(high)
+            inner_parts.insert(0, low)
+            left = 1
+        return Layout.of(*outer_parts), Layout.of(*inner_parts)
+
+    def without(self, axes: frozenset[str]) -> Layout:
+        """The parts whose digits are on none of ``axes`` (a padded group is kept or dropped whole)."""
+        return Layout.of(*(p for p in self.parts if not any(d.axis in axes for d in _digits(p))))
+
+    def mapping(self, sizes: dict[str, int]) -> Mapping:
+        return parse(self.text(), sizes)
+
+
+def _digits(part: Part) -> tuple[Digit, ...]:
+    return part.digits if isinstance(part, Group) else (part,)
+
+
+def axis_digits(axis: str, size: int, counts: list[int]) -> list[Digit]:
+    """Cut an axis into digits of the given counts, innermost first (their product is ``size``)."""
+    out: list[Digit] = []
+    stride = 1
+    for count in counts:
+        out.append(Digit(axis, size, stride, count))
+        stride *= count
+    return out

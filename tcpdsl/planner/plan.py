@@ -1,0 +1,158 @@
+"""What the search returns: plans, each a whole kernel with its cost, its source and a way to run it.
+
+``Plan.run`` executes the plan's own module text through the public tensor API, so what runs is
+exactly what ``.source()`` shows and what ``--emit`` writes.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+import tcpdsl.evaluate  # noqa: F401  (registers the evaluators a plan runs on)
+from tcpdsl.cost import KernelCost
+from tcpdsl.errors import LayoutError
+from tcpdsl.planner.chain import Folded
+from tcpdsl.planner.grid import Machine
+from tcpdsl.planner.problem import STAGE, Problem
+from tcpdsl.planner.source import Texts, module_source, texts
+from tcpdsl.tensors.device import Device, Topology
+from tcpdsl.tensors.logical import Tensor
+from tcpdsl.verify import LaneMode
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """One valid kernel for the einsum, with the cost model's figures (per slice).
+
+    ``cycles``, ``mac_utilisation`` and ``accumulator_use`` are the numbers ``tcpdsl run`` prints
+    for the emitted module. ``streamed`` is 0 or 1: which einsum operand the kernel streams.
+    """
+
+    problem: Problem
+    chain: Folded
+    rank: int
+    machine: Machine
+    _module: dict[str, types.ModuleType] = field(default_factory=dict, repr=False)
+
+    @property
+    def cost(self) -> KernelCost:
+        return self.chain.cost
+
+    @property
+    def cycles(self) -> int:
+        return self.cost.total_cycles
+
+    @property
+    def mac_utilisation(self) -> float:
+        return self.cost.mac_utilisation
+
+    @property
+    def accumulator_use(self) -> float:
+        use = self.cost.accumulator_use
+        assert use is not None  # a plan always reaches contract_lane
+        return use
+
+    @property
+    def accumulator_cells(self) -> int:
+        cells = self.cost.accumulator_cells
+        assert cells is not None
+        return cells
+
+    @property
+    def streamed(self) -> int:
+        return 1 if self.problem.swapped else 0
+
+    @property
+    def mode(self) -> LaneMode:
+        return self.chain.mode
+
+    @property
+    def layouts(self) -> Texts:
+        """Every mapping of the kernel as its module writes it."""
+        return texts(self.chain)
+
+    @property
+    def name(self) -> str:
+        return f"plan_{self.rank}"
+
+    def source(self, name: str | None = None) -> str:
+        """A complete kernel module (axes, aliases, tensor types, one ``@tcp.kernel`` function)."""
+        kernel = self.name if name is None else name
+        if not kernel.isidentifier():
+            raise LayoutError(STAGE, "KernelName", f"{kernel!r} is not a Python identifier", hint="use a name like plan_1")
+        p = self.problem
+        sizes = ", ".join(f"{a}={p.sizes[a]}" for a in p.axes)
+        headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
+        return module_source(p, self.chain, kernel, headline)
+
+    def _kernel_module(self) -> types.ModuleType:
+        found = self._module.get("module")
+        if found is None:
+            found = types.ModuleType(f"tcpdsl_plan_{self.rank}")
+            exec(compile(self.source(), f"<{self.name}>", "exec"), found.__dict__)  # the plan's own text
+            self._module["module"] = found
+        return found
+
+    def run(self, x: npt.ArrayLike, w: npt.ArrayLike) -> npt.NDArray[Any]:
+        """The result for logical arrays ``x`` and ``w`` in the einsum's operand order, axes in its result order."""
+        module = self._kernel_module()
+        p = self.problem
+        stream, weight = (w, x) if p.swapped else (x, w)
+        device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
+        sizes = p.sizes
+        collected = module.Stream(device.main, Tensor(stream, p.stream_axes, sizes=sizes))
+        loaded = module.Weights(device.sub, Tensor(weight, p.weight_axes, sizes=sizes))
+        result = getattr(module, self.name)(collected, loaded)
+        return np.asarray(result.to_tensor().to_numpy(p.out_axes))
+
+    def summary(self) -> dict[str, Any]:
+        """The plan as JSON-ready data: its figures and every mapping."""
+        return {
+            "rank": self.rank,
+            "cycles": self.cycles,
+            "mac_utilisation": self.mac_utilisation,
+            "accumulator_use": self.accumulator_use,
+            "accumulator_cells": self.accumulator_cells,
+            "streamed": self.streamed,
+            "layouts": dict(vars(self.layouts)),
+        }
+
+    def __repr__(self) -> str:
+        return (
+            f"<Plan {self.rank} of {self.problem.einsum}: {self.cycles} cycles, "
+            f"MAC {100 * self.mac_utilisation:.1f}%, accumulator {100 * self.accumulator_use:.1f}%>"
+        )
+
+
+@dataclass(frozen=True)
+class Plans(Sequence[Plan]):
+    """The plans, best first. ``exhausted`` says whether the whole space was searched or bounded;
+    False means the time budget ended the search and better plans may exist."""
+
+    plans: tuple[Plan, ...]
+    exhausted: bool
+    seconds: float
+    chains: int
+
+    @overload
+    def __getitem__(self, index: int) -> Plan: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Plan]: ...
+    def __getitem__(self, index: int | slice) -> Plan | Sequence[Plan]:
+        return self.plans[index]
+
+    def __len__(self) -> int:
+        return len(self.plans)
+
+    def __iter__(self) -> Iterator[Plan]:
+        return iter(self.plans)
+
+    def __repr__(self) -> str:
+        state = "exhausted" if self.exhausted else "stopped by the time budget"
+        return f"<{len(self.plans)} plans, {self.chains} chains in {self.seconds:.2f} s, {state}>"

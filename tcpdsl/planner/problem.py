@@ -1,0 +1,161 @@
+"""The contraction to search for: an einsum's axes, their sizes, roles and the two dtypes.
+
+Each letter of ``"th,lh->tl"`` names the axis of the same letter in upper case. One operand is
+streamed and the other held in the TRF; every axis then has one of four roles, which decides where
+its digits may go (docs/search.md §2).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping as MappingABC
+from dataclasses import dataclass
+from typing import Final
+
+from tcpdsl.errors import LayoutError
+from tcpdsl.verify import BITS, check_pairing, flit_elements
+
+STAGE: Final = "search"
+
+
+class Role(enum.Enum):
+    """What an axis is to the contraction."""
+
+    CONTRACTED = "contracted"  # in both operands, summed away
+    BATCH = "batch"  # in both operands and the result
+    STREAM = "stream"  # in the streamed operand and the result
+    WEIGHT = "weight"  # in the TRF operand and the result
+
+
+@dataclass(frozen=True)
+class Problem:
+    """An einsum with sizes, oriented: ``stream_axes`` stream, ``weight_axes`` sit in the TRF."""
+
+    einsum: str
+    operands: tuple[tuple[str, ...], tuple[str, ...]]
+    out_axes: tuple[str, ...]
+    sizes: dict[str, int]
+    stream_dtype: str
+    weight_dtype: str
+    accumulator: str
+    swapped: bool  # True when the einsum's second operand is the stream
+
+    @property
+    def stream_axes(self) -> tuple[str, ...]:
+        return self.operands[1] if self.swapped else self.operands[0]
+
+    @property
+    def weight_axes(self) -> tuple[str, ...]:
+        return self.operands[0] if self.swapped else self.operands[1]
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """Every axis once: output axes first, then the contracted ones in stream order."""
+        return tuple(dict.fromkeys((*self.out_axes, *self.stream_axes, *self.weight_axes)))
+
+    def role(self, axis: str) -> Role:
+        in_stream, in_weight = axis in self.stream_axes, axis in self.weight_axes
+        if axis not in self.out_axes:
+            return Role.CONTRACTED
+        if in_stream and in_weight:
+            return Role.BATCH
+        return Role.STREAM if in_stream else Role.WEIGHT
+
+    def with_role(self, *roles: Role) -> tuple[str, ...]:
+        return tuple(a for a in self.axes if self.role(a) in roles)
+
+    @property
+    def bits(self) -> int:
+        return BITS[self.stream_dtype]
+
+    @property
+    def flit(self) -> int:
+        """Stream elements in one 32-byte flit."""
+        return flit_elements(self.bits)
+
+    def oriented(self, swapped: bool) -> Problem:
+        return Problem(
+            self.einsum, self.operands, self.out_axes, self.sizes, self.stream_dtype, self.weight_dtype,
+            self.accumulator, swapped,
+        )
+
+
+def _error(rule: str, detail: str, hint: str) -> LayoutError:
+    return LayoutError(STAGE, rule, detail, hint=hint)
+
+
+def parse_einsum(einsum: object) -> tuple[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, ...]]:
+    """``"th,lh->tl"`` as ``((("T", "H"), ("L", "H")), ("T", "L"))``."""
+    example = 'write two operands and the result, e.g. "th,lh->tl"'
+    if not isinstance(einsum, str):
+        raise _error("Einsum", f"the einsum must be a string, got {type(einsum).__name__}", example)
+    text = einsum.replace(" ", "")
+    if text.count("->") != 1:
+        raise _error("Einsum", f"einsum {einsum!r} must have one '->' before the result axes", example)
+    inputs, result = text.split("->")
+    operands = inputs.split(",")
+    if len(operands) != 2:
+        raise _error(
+            "Einsum", f"einsum {einsum!r} has {len(operands)} operand(s); a contraction takes exactly two", example
+        )
+    parts = [*operands, result]
+    for part in parts:
+        bad = [c for c in part if not c.isascii() or not c.isalpha()]
+        if bad:
+            raise _error("Einsum", f"einsum {einsum!r} uses {bad[0]!r}; axes are single letters", example)
+        if len(set(part.upper())) != len(part):
+            raise _error(
+                "Einsum", f"einsum {einsum!r} repeats an axis in {part!r} (a diagonal)",
+                "name each axis once per operand; take diagonals before the contraction",
+            )
+    names = [tuple(c.upper() for c in part) for part in parts]
+    for axis in names[2]:
+        if axis not in names[0] and axis not in names[1]:
+            raise _error(
+                "Einsum", f"result axis {axis} of {einsum!r} is in neither operand",
+                "every result axis must come from an operand",
+            )
+    for index, (mine, other) in enumerate(((names[0], names[1]), (names[1], names[0]))):
+        lonely = [a for a in mine if a not in other and a not in names[2]]
+        if lonely:
+            raise _error(
+                "OneSidedSum",
+                f"axis {lonely[0]} is summed but appears only in operand {index + 1} of {einsum!r}",
+                f"sum {lonely[0]} out of that operand before the contraction, or keep it in the result",
+            )
+    return (names[0], names[1]), names[2]
+
+
+def _dtype_name(value: object, what: str) -> str:
+    name = value if isinstance(value, str) else getattr(value, "name", None)
+    if not isinstance(name, str) or name not in BITS:
+        raise _error(
+            "Dtype", f"{what}= must be a tcpdsl scalar such as tcp.bf16, got {value!r}",
+            f"pass one of {', '.join(f'tcp.{n}' for n in BITS)}",
+        )
+    return name
+
+
+def make_problem(einsum: object, sizes: object, stream: object, weights: object) -> Problem:
+    """Check the einsum, its sizes and the dtype pair; the stream is the first operand."""
+    operands, out_axes = parse_einsum(einsum)
+    if not isinstance(sizes, MappingABC):
+        raise _error("Sizes", f"sizes must be a dict such as {{\"T\": 256}}, got {type(sizes).__name__}", "")
+    used = dict.fromkeys((*operands[0], *operands[1]))
+    checked: dict[str, int] = {}
+    for axis in used:
+        size = sizes.get(axis)
+        if size is None:
+            raise _error("Sizes", f"axis {axis} of {einsum!r} has no size", f"add {axis}=<size> to the sizes")
+        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+            raise _error("Sizes", f"axis {axis} has size {size!r}; sizes are positive ints", f"give {axis} a positive int")
+        checked[axis] = size
+    extra = [str(a) for a in sizes if a not in used]
+    if extra:
+        raise _error(
+            "Sizes", f"sizes name {', '.join(extra)}, which {einsum!r} does not use",
+            "give sizes for the einsum's axes only (each letter in upper case)",
+        )
+    stream_name, weight_name = _dtype_name(stream, "stream"), _dtype_name(weights, "weights")
+    accumulator = check_pairing(stream_name, weight_name)
+    return Problem(str(einsum), operands, out_axes, checked, stream_name, weight_name, accumulator, False)

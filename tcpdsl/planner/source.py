@@ -1,0 +1,130 @@
+"""A plan written as a kernel module: axes, aliases, the tensor types and one ``@tcp.kernel`` function.
+
+The module has the shape of the examples in ``examples/``, so ``tcpdsl check`` and ``tcpdsl run``
+take it unchanged, and its docstring says in words where every axis went.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tcpdsl.planner.candidates import Candidate
+from tcpdsl.planner.chain import Folded
+from tcpdsl.planner.layout import Layout
+from tcpdsl.planner.problem import Problem, Role
+
+
+@dataclass(frozen=True)
+class Texts:
+    """Every mapping of the chain as the module writes it."""
+
+    chip: str
+    cluster: str
+    slice: str
+    stream_time: str
+    stream_packet: str
+    weight_time: str
+    weight_packet: str
+    lane: str
+    element: str
+    outer_time: str
+    outer_packet: str
+    packet_out: str
+    time_out: str
+    lane_time: str
+    lane_packet: str
+    mode: str
+
+
+def texts(chain: Folded) -> Texts:
+    c = chain.reduced.candidate
+    lane_time, lane_packet = c.lane_layouts(chain.mode)
+    return Texts(
+        c.grid.chip.text(), c.grid.cluster.text(), c.grid.slice.text(), c.stream_time.text(), c.packing.flit.text(),
+        c.weight_time.text(), c.weight_packet.text(), c.lane.text(), c.element.text(), c.outer_time.text(),
+        c.packing.packet.text(), c.packing.kept.text(), c.time_out.text(), lane_time.text(), lane_packet.text(),
+        chain.mode.name,
+    )
+
+
+def _m(text: str) -> str:
+    return f'm["{text}"]'
+
+
+def _where(problem: Problem, c: Candidate) -> list[str]:
+    """One sentence per axis: which of its digits sit where."""
+    places: list[tuple[str, Layout]] = [
+        ("Chip", c.grid.chip), ("Cluster", c.grid.cluster), ("Slice", c.grid.slice), ("Lane", c.lane),
+        ("the packet", c.packing.packet), ("Time", c.outer_time),
+    ]
+    lines = []
+    for axis in problem.axes:
+        parts = []
+        for place, layout in places:
+            digits = [d.text() for d in layout.digits if d.axis == axis]
+            if digits:
+                parts.append(f"{', '.join(digits)} in {place}")
+        role = problem.role(axis)
+        summed = " (summed)" if role is Role.CONTRACTED else ""
+        lines.append(f"* {axis}={problem.sizes[axis]}{summed}: {'; '.join(parts)}.")
+    return lines
+
+
+def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> str:
+    """The complete module text of ``chain`` with the kernel function ``name``."""
+    t = texts(chain)
+    c = chain.reduced.candidate
+    cost = chain.cost
+    stream_names = ", ".join(problem.stream_axes) or "a scalar"
+    weight_names = ", ".join(problem.weight_axes) or "a scalar"
+    params = chain.reduced.outer
+    doc = [
+        headline,
+        "",
+        f"The stream x[{stream_names}] ({problem.stream_dtype}) meets TRF weights w[{weight_names}] "
+        f"({problem.weight_dtype}); the result accumulates in {problem.accumulator}.",
+        *_where(problem, c),
+        "",
+        f"PackSize {params.pack_size}, ReadSize {params.read_size}, packet tree depth {chain.reduced.packet.depth}, "
+        f"{chain.mode.value} lane folding with InnerTime {chain.lane.inner_time}.",
+        f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
+        f"accumulator {cost.accumulator_cells} of 1024 cells.",
+    ]
+    axes = [f'{a} = tcp.axis("{a}", {problem.sizes[a]})' for a in problem.axes]
+    stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
+    lines = [
+        '"""' + "\n".join(doc) + '\n"""',
+        "",
+        "import tcpdsl as tcp",
+        "from tcpdsl import m",
+        "",
+        *axes,
+        "",
+        f"Chip = {_m(t.chip)}",
+        f"Cluster = {_m(t.cluster)}",
+        f"Slice = {_m(t.slice)}",
+        "",
+        f"Stream = tcp.CollectTensor[{stream_t}, Chip, Cluster, Slice, {_m(t.stream_time)}, {_m(t.stream_packet)}]",
+        f"Weights = tcp.CollectTensor[{weight_t}, Chip, Cluster, Slice, {_m(t.weight_time)}, {_m(t.weight_packet)}]",
+        f"Out = tcp.ContractTensor[{acc_t}, Chip, Cluster, Slice, {_m(t.lane_time)}, {_m(t.lane_packet)}]",
+        "",
+        "",
+        "@tcp.kernel",
+        f"def {name}(x: Stream, w: Weights) -> Out:",
+        f"    trf = w.to_trf(lane={_m(t.lane)}, element={_m(t.element)})",
+        "    return (",
+        f"        x.contract_outer(trf, out_time={_m(t.outer_time)}, out_packet={_m(t.outer_packet)})",
+        f"        .contract_packet(out_packet={_m(t.packet_out)})",
+        f"        .contract_time(out_time={_m(t.time_out)})",
+        f"        .contract_lane(out_time={_m(t.lane_time)}, out_packet={_m(t.lane_packet)}, "
+        f"mode=tcp.LaneMode.{t.mode})",
+        "    )",
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    from tcpdsl.evaluate.oracle import demo",
+        "",
+        f"    demo({name})",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,206 @@
+"""tcp.search: every plan it returns runs correctly, is ranked by the cost model, and honours its options."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tcpdsl as tcp
+from tcpdsl.planner import Plan
+from tcpdsl.planner.layout import Digit, Layout
+from tcpdsl.verify import check_pairing
+
+SMALL = {
+    "ab,cb->ac": {"A": 32, "B": 32, "C": 8},
+    "ngd,tnd->ngt": {"N": 4, "G": 2, "D": 64, "T": 64},
+    "mvk,mnk->mvn": {"M": 4, "V": 8, "N": 8, "K": 32},
+    "mp,np->mpn": {"M": 4, "N": 8, "P": 16},
+    "a,a->": {"A": 256},
+    "ab,b->a": {"A": 64, "B": 32},
+    "h,lh->l": {"H": 128, "L": 96},
+}
+
+
+def _operands(einsum: str, sizes: dict[str, int], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x_axes, w_axes = einsum.split("->")[0].split(",")
+
+    def draw(axes: str) -> np.ndarray:
+        values = rng.standard_normal([sizes[a.upper()] for a in axes])
+        return values.astype(ml_dtypes.bfloat16).astype(np.float64)  # exactly representable in bf16
+
+    return draw(x_axes), draw(w_axes)
+
+
+def _agrees(plan: Plan, einsum: str, x: np.ndarray, w: np.ndarray) -> None:
+    expected = np.einsum(einsum, x, w)
+    got = plan.run(x, w)
+    assert got.shape == expected.shape
+    scale = np.einsum(einsum, np.abs(x), np.abs(w))
+    assert np.all(np.abs(got - expected) <= 1e-5 * scale + 1e-30)
+
+
+@pytest.mark.parametrize("einsum", sorted(SMALL))
+def test_every_plan_computes_the_einsum(einsum: str) -> None:
+    sizes = SMALL[einsum]
+    plans = tcp.search(einsum, sizes, top=3)
+    assert 1 <= len(plans) <= 3
+    x, w = _operands(einsum, sizes)
+    for plan in plans:
+        _agrees(plan, einsum, x, w)
+
+
+def test_plans_come_best_first_with_consistent_figures() -> None:
+    plans = tcp.search("th,lh->tl", {"T": 64, "H": 256, "L": 96}, top=5)
+    cycles = [p.cycles for p in plans]
+    assert cycles == sorted(cycles)
+    for p in plans:
+        assert p.cycles == p.cost.total_cycles
+        assert 0 < p.mac_utilisation <= 1
+        assert p.accumulator_use == p.accumulator_cells / 1024
+    assert [p.rank for p in plans] == list(range(1, len(plans) + 1))
+
+
+def test_the_best_plan_meets_the_grid_lower_bound() -> None:
+    # 256 x 1024 x 3072 MACs over 512 slices at 8 lanes x 32 MACs per 2-cycle packet, plus the bf16
+    # adder tree (5) and one drained output flit (1): nothing can do better under the cost model.
+    plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=1)
+    assert plans.exhausted
+    assert plans[0].cycles == 2 * (256 * 1024 * 3072 // 512 // 256) + 5 + 1
+    assert plans[0].mac_utilisation == 1.0
+
+
+def test_either_operand_may_stream() -> None:
+    einsum, sizes = "th,lh->tl", {"T": 8, "H": 64, "L": 256}
+    second = tcp.search(einsum, sizes, top=2, streamed="second")
+    assert all(p.streamed == 1 for p in second)
+    x, w = _operands(einsum, sizes, seed=3)
+    _agrees(second[0], einsum, x, w)
+    either = tcp.search(einsum, sizes, top=4, streamed="either")
+    first = tcp.search(einsum, sizes, top=1)
+    assert either[0].cycles == min(first[0].cycles, second[0].cycles)
+
+
+def test_fixed_layouts_are_kept() -> None:
+    fixed = {"Chip": "1", "Cluster": "1 # 2", "mode": tcp.LaneMode.SEQUENTIAL}
+    plans = tcp.search("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, top=3, fixed=fixed)
+    for p in plans:
+        assert p.layouts.cluster == "1 # 2"
+        assert p.mode is tcp.LaneMode.SEQUENTIAL
+    free = tcp.search("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, top=1)
+    assert free[0].cycles <= plans[0].cycles
+
+
+def test_topology_bounds_the_grid() -> None:
+    sizes = {"H": 1024, "Q": 2048}
+    one_pe = tcp.search("h,qh->q", sizes, top=1, topology=tcp.Topology(chips=1, pes=1))
+    assert one_pe[0].layouts.cluster == "1"
+    two_chips = tcp.search("h,qh->q", sizes, top=1, topology=tcp.Topology(chips=2))
+    assert two_chips[0].cycles <= tcp.search("h,qh->q", sizes, top=1)[0].cycles
+    x, w = _operands("h,qh->q", sizes)
+    _agrees(two_chips[0], "h,qh->q", x, w)
+
+
+def test_integer_plans_are_exact() -> None:
+    sizes = {"A": 16, "B": 64, "C": 8}
+    plans = tcp.search("ab,cb->ac", sizes, stream=tcp.i8, weights=tcp.i9, top=2)
+    rng = np.random.default_rng(1)
+    x = rng.integers(-128, 128, (16, 64))
+    w = rng.integers(-256, 256, (8, 64))
+    for p in plans:
+        assert np.array_equal(p.run(x, w), np.einsum("ab,cb->ac", x, w))
+
+
+# -- errors --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("einsum", "sizes", "rule", "words"),
+    [
+        ("ab,cb", {"A": 2, "B": 2, "C": 2}, "Einsum", "one '->'"),
+        ("ab,cb,db->ac", {"A": 2, "B": 2, "C": 2, "D": 2}, "Einsum", "exactly two"),
+        ("aa,ab->b", {"A": 2, "B": 2}, "Einsum", "diagonal"),
+        ("ab,cb->ad", {"A": 2, "B": 2, "C": 2, "D": 2}, "Einsum", "neither operand"),
+        ("ab,cb->c", {"A": 2, "B": 2, "C": 2}, "OneSidedSum", "axis A is summed"),
+        ("ab,cb->ac", {"A": 2, "B": 2}, "Sizes", "axis C"),
+        ("ab,cb->ac", {"A": 2, "B": 2, "C": 2, "Z": 3}, "Sizes", "Z"),
+        ("ab,cb->ac", {"A": 2, "B": 0, "C": 2}, "Sizes", "positive"),
+    ],
+)
+def test_malformed_problems_name_the_rule(einsum: str, sizes: dict[str, int], rule: str, words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search(einsum, sizes)
+    assert (info.value.stage, info.value.rule) == ("search", rule)
+    assert words in str(info.value)
+
+
+def test_a_refused_dtype_pair_is_the_multipliers_error() -> None:
+    with pytest.raises(tcp.DtypeError) as info:
+        tcp.search("ab,cb->ac", {"A": 8, "B": 32, "C": 8}, stream=tcp.i8, weights=tcp.bf16)
+    with pytest.raises(tcp.DtypeError) as direct:
+        check_pairing("i8", "bf16")
+    assert str(info.value) == str(direct.value)
+
+
+def test_a_contracted_axis_too_big_for_the_trf_is_named() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("h,h->", {"H": 65536})
+    error = info.value
+    assert (error.stage, error.rule) == ("to_trf", "ExceedsCapacity")
+    assert "H=65536" in error.detail and "131072 bytes" in error.detail
+    assert "tile" in error.hint
+
+
+def test_weights_too_big_for_every_grid_are_named() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("h,lh->l", {"H": 4096, "L": 8192}, topology=tcp.Topology(pes=1))
+    assert (info.value.stage, info.value.rule) == ("to_trf", "ExceedsCapacity")
+    assert "64 slices" in info.value.detail
+
+
+def test_a_grid_pin_nothing_matches_is_reported() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, fixed={"Cluster": "1 # 2", "Slice": "A % 16 # 64"})
+    assert info.value.rule == "FixedGrid"
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"top": 0}, "top="),
+        ({"budget": -1}, "budget="),
+        ({"budget": float("nan")}, "budget="),
+        ({"streamed": "both"}, "streamed="),
+        ({"fixed": {"Time": "1"}}, "cannot fix 'Time'"),
+        ({"fixed": {"mode": "Interleaved"}}, "LaneMode"),
+        ({"topology": 4}, "Topology"),
+        ({"stream": "bf17"}, "stream="),
+    ],
+)
+def test_bad_options_are_layout_errors(options: dict[str, object], words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("ab,cb->ac", {"A": 8, "B": 32, "C": 8}, **options)  # type: ignore[arg-type]
+    assert words in str(info.value)
+
+
+def test_no_time_is_a_budget_error_and_a_short_budget_is_not_exhausted() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, budget=1e-9)
+    assert info.value.rule == "Budget"
+
+
+# -- layouts -------------------------------------------------------------------------------------
+
+
+def test_layout_text_parses_to_the_digits_it_names() -> None:
+    sizes = {"L": 3072, "H": 1024}
+    layout = Layout.of(Digit("L", 3072, 8, 3), Digit("H", 1024, 1, 1024))
+    assert layout.text() == "L / 8 % 3, H"
+    outer, inner = layout.split(16) or (None, None)
+    assert outer is not None and inner is not None
+    assert (outer.text(), inner.text()) == ("L / 8 % 3, H / 16", "H % 16")
+    assert outer.mapping(sizes).pair(inner.mapping(sizes)) == layout.mapping(sizes)
+    assert Layout.of(Digit("L", 3072, 1, 6)).padded(8).text() == "L % 6 # 8"
+    assert Layout().padded(2).text() == "1 # 2"
+    assert Layout.of(Digit("L", 3072, 1, 6)).split(4) is None
