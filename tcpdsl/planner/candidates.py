@@ -64,14 +64,15 @@ class Candidate:
     time_out: Layout
     broadcast: bool  # weight-only Time digits ride the TimeBroadcast instead of the stream's Time
 
-    def lane_layouts(self, mode: LaneMode) -> tuple[Layout, Layout]:
-        """``(OutTime, OutPacket)`` of ``contract_lane`` in ``mode``."""
+    def lane_layouts(self, mode: LaneMode) -> tuple[Layout, Layout] | None:
+        """``(OutTime, OutPacket)`` of ``contract_lane`` in ``mode``; None when no padding writes it per axis."""
         kept = self.packing.kept
         if mode is LaneMode.INTERLEAVED:
-            return Layout.of(self.time_out, kept), self.lane.padded(_OUT)
-        halves = kept.padded(align_up(kept.size, _OUT)).split(_OUT)
-        assert halves is not None  # a padded packet of at most 32 cells splits at 8
-        return Layout.of(self.time_out, self.lane, halves[0]), halves[1]
+            packet = self.lane.padded(_OUT)
+            return None if packet is None else (Layout.of(self.time_out, kept), packet)
+        padded = kept.padded(align_up(kept.size, _OUT))
+        halves = None if padded is None else padded.split(_OUT)
+        return None if halves is None else (Layout.of(self.time_out, self.lane, halves[0]), halves[1])
 
 
 def _pow2_divisors(n: int, limit: int) -> list[int]:
@@ -128,7 +129,8 @@ def _padded_packings(problem: Problem, cells: dict[str, int], flit: int) -> Iter
     for counts in found[:1]:
         digits = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(contracted, counts)))
         packet = digits.padded(flit, PaddingKind.ZERO)
-        yield Packing(packet, packet, Layout(), Layout(), packet, tuple(zip(contracted, counts)))
+        if packet is not None:
+            yield Packing(packet, packet, Layout(), Layout(), packet, tuple(zip(contracted, counts)))
 
 
 def lanes(problem: Problem, grid: Grid) -> Iterator[tuple[Layout, dict[str, int]]]:
@@ -138,10 +140,10 @@ def lanes(problem: Problem, grid: Grid) -> Iterator[tuple[Layout, dict[str, int]
     choices = [c for c in product(*options) if prod(c) <= MAX_LANES]
     choices.sort(key=lambda c: (-prod(c), c))
     for counts in choices:
-        lane = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(axes, counts)))
-        if lane.size not in VALID_LANE_SIZES:
-            lane = lane.padded(min(n for n in VALID_LANE_SIZES if n >= lane.size))
-        yield lane, dict(zip(axes, counts))
+        digits = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(axes, counts)))
+        lane = digits.padded(min(n for n in VALID_LANE_SIZES if n >= digits.size))
+        if lane is not None:
+            yield lane, dict(zip(axes, counts))
 
 
 def candidates(problem: Problem, grid: Grid, packing: Packing, lane: Layout, lane_counts: dict[str, int]) -> Iterator[Candidate]:

@@ -61,6 +61,7 @@ class Folded:
 
     reduced: Reduced
     mode: LaneMode
+    lane_layouts: tuple[Layout, Layout]
     lane_time: Mapping
     lane_packet: Mapping
     lane: LaneParams
@@ -91,10 +92,14 @@ def reduce(problem: Problem, c: Candidate) -> Reduced:
     return Reduced(c, m, time_type, outer, packet, time)
 
 
-def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded:
-    """Compose the Lane Folder in ``mode`` and estimate the whole chain as ``tcpdsl run`` does."""
+def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
+    """Compose the Lane Folder in ``mode`` and estimate the whole chain as ``tcpdsl run`` does
+    (None when the mode's layouts cannot be written)."""
     m = r.layouts
-    lane_time_layout, lane_packet_layout = r.candidate.lane_layouts(mode)
+    layouts = r.candidate.lane_layouts(mode)
+    if layouts is None:
+        return None
+    lane_time_layout, lane_packet_layout = layouts
     lane_time = lane_time_layout.mapping(problem.sizes)
     lane_packet = lane_packet_layout.mapping(problem.sizes)
     _, params = compose.contract_lane(
@@ -104,4 +109,4 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded:
         problem.stream_dtype, m.lane, m.stream_time, m.outer_time, m.outer_packet, r.outer,
         packet_params=r.packet, time_out=m.time_out, time_params=r.time, lane_time=lane_time, lane_params=params,
     )
-    return Folded(r, mode, lane_time, lane_packet, params, cost)
+    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost)

@@ -51,10 +51,13 @@ class Found:
     def cycles(self) -> int:
         return self.chain.cost.total_cycles
 
-    def rank(self) -> tuple[int, float, int, int]:
+    def rank(self) -> tuple[int, float, int, int, int]:
+        """Fewest cycles, then the busiest multipliers, the smallest accumulator, the least replicated
+        weights and the shortest layouts."""
         cost = self.chain.cost
-        texts = _texts(self.chain)
-        return (cost.total_cycles, -cost.mac_utilisation, cost.accumulator_cells or 0, sum(map(len, texts)))
+        weights = self.chain.reduced.candidate.grid.weight_cells
+        size = sum(map(len, _texts(self.chain)))
+        return (cost.total_cycles, -cost.mac_utilisation, cost.accumulator_cells or 0, weights, size)
 
 
 @dataclass
@@ -83,7 +86,7 @@ class _Search:
         self.outcome = Outcome([], False, 0, 0.0)
         self.work = sorted(
             ((p, g) for p in problems for g in grids(p, settings.machine, settings.grid_pins)),
-            key=lambda pg: (pg[1].bound, -pg[1].slices),
+            key=lambda pg: pg[1].order,
         )
         self.outcome.grids = len(self.work)
 
@@ -160,7 +163,8 @@ class _Search:
             except StageError as error:
                 self.fail(error)
                 continue
-            self.offer(Found(problem, folded))
+            if folded is not None:
+                self.offer(Found(problem, folded))
         return "ok"
 
     def fail(self, error: StageError) -> None:

@@ -46,6 +46,7 @@ class Grid:
     cluster: Layout
     slice: Layout
     bound: int
+    weight_cells: int  # TRF elements each slice holds: less replication first among equal bounds
 
     def cells(self, axis: str) -> int:
         return dict(self.local)[axis]
@@ -54,6 +55,12 @@ class Grid:
     def slices(self) -> int:
         """Slices doing distinct work (the grid digits' product)."""
         return prod(p.live for p in (*self.chip.parts, *self.cluster.parts, *self.slice.parts))
+
+    @property
+    def order(self) -> tuple[int, int, int, int]:
+        """Visiting order: cheapest bound, then more slices, less replicated weights, less padding."""
+        padding = sum(isinstance(p, Group) for p in (*self.cluster.parts, *self.slice.parts))
+        return self.bound, -self.slices, self.weight_cells, padding
 
 
 @dataclass(frozen=True)
@@ -126,10 +133,14 @@ def _layouts(
         chip.append(Digit(axis, size, size // c, c))
         cluster.append(Digit(axis, size, size // (c * k), k))
         slice_.append(Digit(axis, size, cells, s))
-    chip_layout, cluster_layout, slice_layout = Layout.of(*chip), Layout.of(*cluster), Layout.of(*slice_)
-    slice_layout = slice_layout.padded(min(n for n in SLICE_SIZES if n >= slice_layout.size))
-    if MAX_CLUSTER * slice_layout.size <= machine.slices:
-        cluster_layout = cluster_layout.padded(MAX_CLUSTER)
+    chip_layout, cluster_layout = Layout.of(*chip), Layout.of(*cluster)
+    live = Layout.of(*slice_)
+    padded = (live.padded(n) for n in sorted(SLICE_SIZES) if n >= live.size)
+    slice_layout = next((p for p in padded if p is not None), None)
+    if slice_layout is None:
+        return None
+    if cluster_layout.size < MAX_CLUSTER and MAX_CLUSTER * slice_layout.size <= machine.slices:
+        cluster_layout = Layout((Group((), MAX_CLUSTER),))  # the idle cluster, as `1 # 2`
     if cluster_layout.size * slice_layout.size > machine.slices:
         return None
     return chip_layout, cluster_layout, slice_layout
@@ -154,15 +165,11 @@ def grids(problem: Problem, machine: Machine, pins: GridPins) -> list[Grid]:
             layouts = _layouts(problem, local, split, machine)
             if layouts is None or not pins.accept(problem.sizes, *layouts) or not _fits(problem, layouts, machine):
                 continue
-            found.append(Grid(tuple(local.items()), *layouts, _grid_bound(problem, local)))
+            weights = prod(local.get(a, problem.sizes[a]) for a in problem.weight_axes)
+            found.append(Grid(tuple(local.items()), *layouts, _grid_bound(problem, local), weights))
             break
-    found.sort(key=lambda g: (g.bound, -g.slices, _padding(g)))
+    found.sort(key=lambda g: g.order)
     return found
-
-
-def _padding(grid: Grid) -> int:
-    """Idle cells the grid layouts pad in (a tie-break: fewer is simpler)."""
-    return sum(isinstance(p, Group) for p in (*grid.cluster.parts, *grid.slice.parts))
 
 
 def _grid_bound(problem: Problem, local: dict[str, int]) -> int:

@@ -49,7 +49,8 @@ class Digit:
 
 @dataclass(frozen=True)
 class Group:
-    """Digits padded together to ``extent`` cells (Top padding, or Zero where hardware sums it)."""
+    """A digit (or none: pure padding) padded to ``extent`` cells, with Top padding or, where the
+    hardware sums the padded cells, Zero padding."""
 
     digits: tuple[Digit, ...]
     extent: int
@@ -78,11 +79,17 @@ class Layout:
 
     @staticmethod
     def of(*parts: Part | Layout) -> Layout:
-        """The parts (and the parts of layouts) in order, dropping one-cell digits."""
+        """The parts (and the parts of layouts) in order, dropping one-cell digits and joining
+        neighbouring digits of one axis that are contiguous (``H / 32, H / 16 % 2`` is ``H / 16``)."""
         flat: list[Part] = []
         for part in parts:
             for p in part.parts if isinstance(part, Layout) else (part,):
-                if not (isinstance(p, Digit) and p.count == 1):
+                if isinstance(p, Digit) and p.count == 1:
+                    continue
+                last = flat[-1] if flat else None
+                if isinstance(p, Digit) and isinstance(last, Digit) and last.axis == p.axis and last.stride == p.stride * p.count:
+                    flat[-1] = Digit(p.axis, p.size, p.stride, last.count * p.count)
+                else:
                     flat.append(p)
         return Layout(tuple(flat))
 
@@ -105,15 +112,24 @@ class Layout:
     def text(self) -> str:
         return ", ".join(p.text() for p in self.parts) or "1"
 
-    def padded(self, extent: int, kind: PaddingKind = PaddingKind.TOP) -> Layout:
-        """The layout padded to ``extent`` cells (itself when it already has that many)."""
-        if extent == self.size:
+    def padded(self, extent: int, kind: PaddingKind = PaddingKind.TOP) -> Layout | None:
+        """The layout padded to ``extent`` cells by widening one part, outermost first.
+
+        Padding a single axis digit keeps every slot on one axis; padding a group of axes would make
+        a composite slot, which the evaluators cannot address. None when no one part can take it.
+        """
+        size = self.size
+        if extent == size:
             return self
-        if len(self.parts) == 1 and isinstance(self.parts[0], Group) and self.parts[0].kind is kind:
-            return Layout((Group(self.parts[0].digits, extent, kind),))  # `X # 4 # 8` is `X # 8`
-        if any(isinstance(p, Group) for p in self.parts):
-            raise ValueError(f"cannot pad {self.text()} again as one group")
-        return Layout((Group(self.digits, extent, kind),))
+        if not self.parts:
+            return Layout((Group((), extent, kind),))
+        for index, part in enumerate(self.parts):
+            rest = size // part.extent
+            if extent % rest or (isinstance(part, Group) and part.kind is not kind):
+                continue
+            widened = Group(_digits(part), extent // rest, kind)
+            return Layout((*self.parts[:index], widened, *self.parts[index + 1 :]))
+        return None
 
     def split(self, inner: int) -> tuple[Layout, Layout] | None:
         """``(outer, inner)`` at ``inner`` cells, or None when a digit or group does not divide there."""

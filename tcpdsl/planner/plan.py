@@ -87,7 +87,7 @@ class Plan:
         if not kernel.isidentifier():
             raise LayoutError(STAGE, "KernelName", f"{kernel!r} is not a Python identifier", hint="use a name like plan_1")
         p = self.problem
-        sizes = ", ".join(f"{a}={p.sizes[a]}" for a in p.axes)
+        sizes = ", ".join(f"{a}={n}" for a, n in p.sizes.items())
         headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
         return module_source(p, self.chain, kernel, headline)
 

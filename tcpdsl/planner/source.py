@@ -38,11 +38,11 @@ class Texts:
 
 def texts(chain: Folded) -> Texts:
     c = chain.reduced.candidate
-    lane_time, lane_packet = c.lane_layouts(chain.mode)
     return Texts(
         c.grid.chip.text(), c.grid.cluster.text(), c.grid.slice.text(), c.stream_time.text(), c.packing.flit.text(),
         c.weight_time.text(), c.weight_packet.text(), c.lane.text(), c.element.text(), c.outer_time.text(),
-        c.packing.packet.text(), c.packing.kept.text(), c.time_out.text(), lane_time.text(), lane_packet.text(),
+        c.packing.packet.text(), c.packing.kept.text(), c.time_out.text(), chain.lane_layouts[0].text(),
+        chain.lane_layouts[1].text(),
         chain.mode.name,
     )
 
@@ -58,7 +58,7 @@ def _where(problem: Problem, c: Candidate) -> list[str]:
         ("the packet", c.packing.packet), ("Time", c.outer_time),
     ]
     lines = []
-    for axis in problem.axes:
+    for axis in problem.sizes:
         parts = []
         for place, layout in places:
             digits = [d.text() for d in layout.digits if d.axis == axis]
@@ -90,7 +90,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
-    axes = [f'{a} = tcp.axis("{a}", {problem.sizes[a]})' for a in problem.axes]
+    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.sizes.items()]
     stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
     lines = [
         '"""' + "\n".join(doc) + '\n"""',
