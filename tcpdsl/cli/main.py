@@ -1,4 +1,5 @@
-"""The ``tcpdsl`` command: ``run`` kernel examples, ``check`` them with mypy, ``explain`` a mapping."""
+"""The ``tcpdsl`` command: ``run`` kernel examples, ``check`` them with mypy, ``explain`` a mapping,
+``plan`` the best kernels for an einsum."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from tcpdsl import __version__
-from tcpdsl.cli import check, explain
+from tcpdsl.cli import check, explain, plan
 from tcpdsl.cli import run as run_command
 
 
@@ -23,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_command.add_parser(commands)
     check.add_parser(commands)
     explain.add_parser(commands)
+    plan.add_parser(commands)
     return parser
 
 
@@ -47,6 +49,8 @@ def _dispatch(argv: Sequence[str] | None) -> int:
         return check.execute(args)
     if command == "explain":
         return explain.execute(args)
+    if command == "plan":
+        return plan.execute(args)
     parser.print_help(sys.stderr)
     return 2
 

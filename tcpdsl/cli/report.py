@@ -100,9 +100,9 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def table(rows: list[tuple[str, ...]], right: frozenset[int]) -> list[str]:
+    """``rows`` (the first is the header) as indented aligned lines; columns in ``right`` align right."""
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
-    right = {3, 4, 5}  # numeric columns
     lines = []
     for row in rows:
         cells = [text.rjust(w) if c in right else text.ljust(w) for c, (text, w) in enumerate(zip(row, widths))]
@@ -122,7 +122,7 @@ def render_result(result: KernelResult) -> str:
                 (row.stage, row.layout, row.params_text(), str(row.cost.cycles), str(row.cost.latency), _percent(row.cost.mac_utilisation))
             )
         rows.append(("total", "", "per slice", str(cost.total_cycles), "", _percent(cost.mac_utilisation)))
-        lines += _table(rows)
+        lines += table(rows, frozenset({3, 4, 5}))
         if cost.accumulator_cells is not None:
             lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
     if result.max_error is not None:

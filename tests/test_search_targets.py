@@ -1,0 +1,139 @@
+"""The search's targets: it matches or beats every README kernel, and its modules run and check unchanged."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+
+import pytest
+
+import tcpdsl as tcp
+from tcpdsl.cli.main import main
+from tcpdsl.cli.run import load, run_kernel
+from tcpdsl.cost import chain_cost
+from tcpdsl.planner import Plan
+from tcpdsl.tensors.kernel_spec import kernels_in, random_case
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+# Each README kernel as the einsum its operands spell (the axes its layouts hold whole), with the
+# cycles of its hand-written layout and of the best plan, as the cost model counts them per slice.
+README_KERNELS = {
+    "matmul": ("ab,cb->ac", 70, 8),
+    "gemm": ("ik,jk->ij", 518, 262),
+    "gemv": ("ij,ij->i", 134, 134),
+    "dot_product": ("a,a->", 134, 134),
+    "reduce_b": ("ab,b->a", 69, 14),
+    "bmatmul_k_in_time": ("mvk,mnk->mvn", 134, 10),
+    "bmatmul_m_in_time": ("vmk,vnk->vmn", 70, 10),
+    "bmatmul_v_in_time": ("mvk,mnk->mvn", 70, 10),
+    "lane_interleaved": ("mp,np->mpn", 85, 8),
+    "lane_sequential": ("mp,np->mnp", 101, 8),
+}
+
+
+def _hand_written(name: str, index: int) -> tuple[int, dict[str, int], list[tuple[str, ...]]]:
+    (kernel,) = kernels_in(load(EXAMPLES / f"{name}.py", 900 + index))
+    case = random_case(kernel, 0)
+    chain = kernel.function(**case.inputs).chain
+    sizes = {a: t.sizes[a] for t in case.logical.values() for a in t.axes}
+    return chain_cost(chain).total_cycles, sizes, [t.axes for t in case.logical.values()]
+
+
+@pytest.mark.parametrize(("index", "name"), list(enumerate(README_KERNELS)))
+def test_the_best_plan_is_no_slower_than_the_readme_kernel(index: int, name: str) -> None:
+    einsum, hand_cycles, plan_cycles = README_KERNELS[name]
+    hand, sizes, operand_axes = _hand_written(name, index)
+    letters = [tuple(c.upper() for c in part) for part in einsum.split("->")[0].split(",")]
+    assert letters == operand_axes, "the einsum names the example's operands"
+    assert hand == hand_cycles
+    plans = tcp.search(einsum, sizes, top=1)
+    assert plans.exhausted
+    assert plans[0].cycles == plan_cycles <= hand
+
+
+def _emit(plan: Plan, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.py"
+    path.write_text(plan.source(name), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("einsum", "sizes", "options", "evaluator"),
+    [
+        ("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, {}, "fused"),
+        ("ik,jk->ij", {"I": 512, "J": 512, "K": 64}, {}, "fused"),
+        ("th,lh->tl", {"T": 16, "H": 64, "L": 24}, {"streamed": "second"}, "fused"),
+        ("ab,b->a", {"A": 64, "B": 32}, {"fixed": {"mode": tcp.LaneMode.SEQUENTIAL}}, "simulate"),
+    ],
+)
+def test_tcpdsl_run_reports_the_plans_figures(
+    einsum: str, sizes: dict[str, int], options: dict[str, object], evaluator: str, tmp_path: Path
+) -> None:
+    for plan in tcp.search(einsum, sizes, top=2, **options):  # type: ignore[arg-type]
+        name = f"kernel_{uuid.uuid4().hex[:8]}"
+        path = _emit(plan, tmp_path, name)
+        (spec,) = kernels_in(load(path, 0))
+        result = run_kernel(spec, path, seed=5, evaluator=evaluator)
+        assert result.passed, result.error
+        assert result.cost is not None
+        assert result.cost.total_cycles == plan.cycles
+        assert result.cost.mac_utilisation == plan.mac_utilisation
+        assert result.cost.accumulator_use == plan.accumulator_use
+
+
+def test_emitted_modules_type_check_with_the_plugin(tmp_path: Path, pytestconfig: pytest.Config) -> None:
+    folder = tmp_path / f"plans_{uuid.uuid4().hex[:8]}"  # fresh module names: mypy's cache keys on paths
+    plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=2)
+    folder.mkdir()
+    for plan in plans:
+        _emit(plan, folder, f"plan_{plan.rank}")
+    assert pytestconfig.cache is not None
+    cache = pytestconfig.cache.mkdir("tcpdsl-check-mypy")
+    assert main(["check", str(folder), "--", "--cache-dir", str(cache)]) == 0
+
+
+# -- the command line ------------------------------------------------------------------------------
+
+
+def test_plan_prints_a_ranked_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "ab,cb->ac", "A=32", "B=32", "C=8", "--top", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'plans for "ab,cb->ac" (A=32, B=32, C=8), bf16 x bf16 -> f32'
+    assert out[1].split()[:4] == ["#", "cycles", "MAC", "util"]
+    ranks = [line.split()[0] for line in out[2:5]]
+    assert ranks == ["1", "2", "3"]
+    assert out[2].split()[1] == "8"
+    assert out[5].startswith("searched ") and out[5].endswith("(space exhausted)")
+
+
+def test_plan_json_and_emit_agree(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "out"
+    assert main(["plan", "h,qh->q", "H=1024", "Q=2048", "--top", "2", "--json", "--emit", str(folder), "--name", "proj"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["einsum"] == "h,qh->q" and data["exhausted"] is True
+    assert [p["rank"] for p in data["plans"]] == [1, 2]
+    first = data["plans"][0]
+    assert first["file"] == str(folder / "proj_1.py")
+    text = (folder / "proj_1.py").read_text()
+    assert f'out_packet=m["{first["layouts"]["outer_packet"]}"]' in text
+    assert "def proj_1(x: Stream, w: Weights) -> Out:" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "status", "words"),
+    [
+        (["plan", "ab,cb->ac", "A=32", "B=x"], 2, "NAME=SIZE"),
+        (["plan", "ab,cb->ac", "A=32", "B=32", "C=8", "--fix", "Cluster"], 2, "NAME=MAPPING"),
+        (["plan", "ab,cb->ac", "A=32", "B=32", "C=8", "--fix", "mode=diagonal"], 2, "Interleaved or Sequential"),
+        (["plan", "ab,cb->ac", "A=32", "B=32"], 1, "[search] Sizes: axis C"),
+        (["plan", "ab,cb->ac", "A=8", "B=32", "C=8", "--dtype", "i8", "--weights", "bf16"], 1, "NoMultiplier"),
+        (["plan", "ab,cb->ac", "A=8", "B=32", "C=8", "--name", "1st", "--emit", "x"], 1, "KernelName"),
+    ],
+)
+def test_plan_errors_go_to_stderr(argv: list[str], status: int, words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == status
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("tcpdsl plan: ") and words in err
