@@ -224,9 +224,10 @@ def test_ragged_three_by_forty() -> None:
     assert a.scales[0].tolist() == [127 + 4 - 8, 127 + 5 - 8]
 
 
-def test_empty_axis_has_no_blocks() -> None:
-    a = quantize(np.zeros((2, 0), np.float32), axis=1)
-    assert a.scales.shape == (2, 0) and dequantize(a).shape == (2, 0)
+@pytest.mark.parametrize(("shape", "axis", "scales"), [((2, 0), 1, (2, 0)), ((0, 0), 1, (0, 0)), ((0, 40), 1, (0, 2)), ((3, 0, 5), 2, (3, 0, 1))])
+def test_empty_arrays(shape: tuple[int, ...], axis: int, scales: tuple[int, ...]) -> None:
+    a = quantize(np.zeros(shape, np.float32), axis=axis)
+    assert a.scales.shape == scales and dequantize(a).shape == shape
 
 
 def test_block_size_must_be_positive() -> None:

@@ -84,7 +84,10 @@ def scale_shape(shape: tuple[int, ...], axis: int, block: int) -> tuple[int, ...
 
 def spread_over_blocks(per_block: npt.NDArray[Any], axis: int, block: int, length: int) -> npt.NDArray[Any]:
     """Each element's entry of a per-block array: position ``i`` along ``axis`` reads block ``i // block``."""
-    return np.take(per_block, np.arange(length) // block, axis=axis)
+    spread = np.repeat(per_block, min(block, length), axis=axis)  # a block past the axis end is cut anyway
+    keep = [slice(None)] * spread.ndim
+    keep[axis] = slice(0, length)
+    return spread[tuple(keep)]
 
 
 def check_axis(axis: object, ndim: int) -> int:

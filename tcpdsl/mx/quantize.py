@@ -10,8 +10,8 @@ Per block of ``block`` consecutive elements along ``axis``:
   ml_dtypes turns an out-of-range e4m3 cast into NaN and an e5m2 one into Inf.
 * MXINT8: ``P = clip(rint(64 q), low, 127)``, value ``P / 64``; ``low`` is -127 by default and
   -128 with ``int8_clamp="full"`` (docs/block-formats.md §1.7).
-* A ragged last block is quantized as if zero-padded to full length; the zeros change nothing, so
-  they are neither computed nor stored (docs/block-formats.md §1.6).
+* A ragged last block is quantized zero-padded to full length; the padding is dropped from the
+  result, since it is zero by definition (docs/block-formats.md §1.6).
 
 Choices the OCP text could not confirm are listed in docs/block-formats.md §8. Inputs are
 converted to float32 first, because the algorithm is defined on FP32: values beyond the float32
@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.mx.array import DEFAULT_BLOCK, QUANTIZE_STAGE, MxArray, check_axis, check_block, spread_over_blocks
+from tcpdsl.mx.array import DEFAULT_BLOCK, QUANTIZE_STAGE, MxArray, check_axis, check_block
 from tcpdsl.mx.formats import (
     E8M0_BIAS,
     E8M0_MAX_EXPONENT,
@@ -61,16 +61,17 @@ def quantize(
     size = check_block(block)
     moved = np.moveaxis(values, ax, -1)
     length = moved.shape[-1]
-    amax = _block_amax(moved, size)
+    blocks = _whole_blocks(moved, size)
+    amax = np.max(np.abs(blocks), axis=-1)
     special = ~np.isfinite(amax)
     _, exp = np.frexp(np.where(special, np.float32(1), amax))
     shared = np.clip(exp.astype(np.int32) - 1 - spec.emax, E8M0_MIN_EXPONENT, E8M0_MAX_EXPONENT)
     shared = np.where(amax == 0, E8M0_MIN_EXPONENT, shared)
     shared = np.where(special, 0, shared)  # unused for a NaN block; 0 keeps its finite values finite
     codes = np.where(special, E8M0_NAN, shared + E8M0_BIAS).astype(np.uint8)
-    scaled = np.ldexp(moved, -spread_over_blocks(shared, -1, size, length)).astype(np.float32)
-    scaled[spread_over_blocks(special, -1, size, length)] = 0
-    elements = _round_elements(scaled, spec, low)
+    scaled = np.ldexp(blocks, -shared[..., None]).astype(np.float32)
+    scaled[special] = 0
+    elements = _round_elements(scaled, spec, low).reshape(*moved.shape[:-1], blocks.shape[-2] * blocks.shape[-1])[..., :length]
     return MxArray(np.moveaxis(elements, -1, ax), np.moveaxis(codes, -1, ax), spec.name, ax, size)
 
 
@@ -91,13 +92,20 @@ def dequantize(a: MxArray, dtype: npt.DTypeLike = np.float32) -> npt.NDArray[np.
     return _dequantize64(a).astype(out_dtype)
 
 
-def _block_amax(moved: npt.NDArray[np.float32], size: int) -> npt.NDArray[np.float32]:
-    """``max |V|`` of each block along the last axis; a short last block is its own maximum."""
+def _whole_blocks(moved: npt.NDArray[np.float32], size: int) -> npt.NDArray[np.float32]:
+    """``moved`` as (..., blocks, block) along its last axis, a short last block zero-padded.
+
+    A block longer than the axis is one block of the axis' length: the padding would change
+    nothing, and the block size may be far larger than memory.
+    """
     length = moved.shape[-1]
-    if length == 0:
-        return np.zeros((*moved.shape[:-1], 0), np.float32)
-    amax: npt.NDArray[np.float32] = np.maximum.reduceat(np.abs(moved), np.arange(0, length, size), axis=-1)
-    return amax
+    step = min(size, length) or 1
+    count = -(-length // step)
+    if count * step != length:
+        padded = np.zeros((*moved.shape[:-1], count * step), np.float32)
+        padded[..., :length] = moved
+        moved = padded
+    return moved.reshape(*moved.shape[:-1], count, step)
 
 
 def _int8_low(clamp: object) -> int:
