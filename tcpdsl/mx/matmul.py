@@ -50,8 +50,12 @@ def matmul(a: MxArray, b: MxArray, bias: npt.ArrayLike | None = None) -> npt.NDA
         raise LayoutError(MATMUL_STAGE, "ReductionMismatch", f"a is {a.shape} and b is {b.shape}: K differs ({a.shape[-1]} vs {b.shape[-2]})")
     batch = _batch(a.shape[:-2], b.shape[:-2])
     rows = (*batch, a.shape[-2], b.shape[-1])
+    lhs, rhs = dequantize(a, np.float64), dequantize(b, np.float64)
     with np.errstate(over="ignore", invalid="ignore"):
-        acc = np.matmul(dequantize(a, np.float64), dequantize(b, np.float64))
+        if rhs.ndim == 2:  # one weight for every batch: a single GEMM, about twice numpy's stacked matmul
+            acc = (lhs.reshape(-1, lhs.shape[-1]) @ rhs).reshape(rows)
+        else:
+            acc = np.matmul(lhs, rhs)
         if bias is not None:
             acc = acc + _bias_row(bias, rows)
         out: npt.NDArray[np.float32] = acc.astype(np.float32)
