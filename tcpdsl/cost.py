@@ -14,6 +14,7 @@ first output (the adder tree) or after its last input (the accumulator drain).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Protocol
 
 from tcpdsl.algebra.cells import Index
@@ -125,6 +126,7 @@ class ChainLike(Protocol):
     def lane_params(self) -> LaneParams | None: ...
 
 
+@lru_cache(maxsize=4096)
 def live_cells(mapping: Mapping) -> int:
     """The number of live (non-padding) cells; used on packets and lanes, which are small."""
     return sum(isinstance(mapping.cell(i), Index) for i in range(mapping.size))

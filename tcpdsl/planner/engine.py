@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import StageError
 from tcpdsl.planner.bounds import cycles_bound
-from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
+from tcpdsl.planner.candidates import Candidate, Packing, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
 from tcpdsl.planner.grid import Grid, GridPins, Machine, grids
+from tcpdsl.planner.layout import Layout
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.source import texts
@@ -97,7 +98,7 @@ class _Search:
 
     def beaten(self, bound: int) -> bool:
         worst = self.worst
-        return worst is not None and bound >= worst
+        return worst is not None and bound > worst
 
     def out_of_time(self) -> bool:
         return time.perf_counter() > self.deadline
@@ -125,9 +126,9 @@ class _Search:
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping(problem.sizes) != pin:
                     continue
+                if self.beaten(self.bound(problem, grid, packing, lane)):
+                    continue
                 for candidate in candidates(problem, grid, packing, lane, counts):
-                    if self.beaten(self.bound(problem, candidate)):
-                        continue
                     verdict = self.chain(problem, candidate)
                     if verdict == "capacity":
                         self.outcome.capacity_grids += 1
@@ -139,14 +140,17 @@ class _Search:
                             return False
         return True
 
-    def bound(self, problem: Problem, c: Candidate) -> int:
-        kept = c.packing.kept.size
+    def bound(self, problem: Problem, grid: Grid, packing: Packing, lane: Layout) -> int:
+        """No chain with this packet and these lanes beats this: its Outer packet count is fixed
+        (every other cell of the slice is a Time cell) and its accumulator holds at least one slot."""
+        packets = grid.volume // (packing.packet.live * lane.live)
+        kept = packing.kept.size
         cells = [
             CONTRACT_LANE_OUT_PACKET_ELEMENTS * kept if m is LaneMode.INTERLEAVED
-            else c.lane.size * align_up(kept, SEQUENTIAL_PACKET_ALIGN)
+            else lane.size * align_up(kept, SEQUENTIAL_PACKET_ALIGN)
             for m in self.settings.modes
         ]
-        return cycles_bound(problem.stream_dtype, c.outer_time.size, min(cells))
+        return cycles_bound(problem.stream_dtype, packets, min(cells))
 
     def chain(self, problem: Problem, c: Candidate) -> str:
         """Check and cost one candidate in every mode; "capacity" when no chain on its grid fits the TRF."""

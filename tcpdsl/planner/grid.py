@@ -47,6 +47,7 @@ class Grid:
     slice: Layout
     bound: int
     weight_cells: int  # TRF elements each slice holds: less replication first among equal bounds
+    volume: int  # cells of the product space each slice walks: every axis' local cells
 
     def cells(self, axis: str) -> int:
         return dict(self.local)[axis]
@@ -166,7 +167,8 @@ def grids(problem: Problem, machine: Machine, pins: GridPins) -> list[Grid]:
             if layouts is None or not pins.accept(problem.sizes, *layouts) or not _fits(problem, layouts, machine):
                 continue
             weights = prod(local.get(a, problem.sizes[a]) for a in problem.weight_axes)
-            found.append(Grid(tuple(local.items()), *layouts, _grid_bound(problem, local), weights))
+            volume = prod(local.get(a, problem.sizes[a]) for a in problem.sizes)
+            found.append(Grid(tuple(local.items()), *layouts, _grid_bound(problem, local), weights, volume))
             break
     found.sort(key=lambda g: g.order)
     return found

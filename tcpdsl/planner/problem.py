@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 from tcpdsl.errors import LayoutError
@@ -48,18 +49,26 @@ class Problem:
     def weight_axes(self) -> tuple[str, ...]:
         return self.operands[0] if self.swapped else self.operands[1]
 
-    @property
+    @cached_property
     def axes(self) -> tuple[str, ...]:
         """Every axis once: output axes first, then the contracted ones in stream order."""
         return tuple(dict.fromkeys((*self.out_axes, *self.stream_axes, *self.weight_axes)))
 
+    @cached_property
+    def roles(self) -> dict[str, Role]:
+        out: dict[str, Role] = {}
+        for axis in self.axes:
+            in_stream, in_weight = axis in self.stream_axes, axis in self.weight_axes
+            if axis not in self.out_axes:
+                out[axis] = Role.CONTRACTED
+            elif in_stream and in_weight:
+                out[axis] = Role.BATCH
+            else:
+                out[axis] = Role.STREAM if in_stream else Role.WEIGHT
+        return out
+
     def role(self, axis: str) -> Role:
-        in_stream, in_weight = axis in self.stream_axes, axis in self.weight_axes
-        if axis not in self.out_axes:
-            return Role.CONTRACTED
-        if in_stream and in_weight:
-            return Role.BATCH
-        return Role.STREAM if in_stream else Role.WEIGHT
+        return self.roles[axis]
 
     def with_role(self, *roles: Role) -> tuple[str, ...]:
         return tuple(a for a in self.axes if self.role(a) in roles)
