@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.tensors.logical import Tensor
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
@@ -24,14 +25,19 @@ class Operand:
     """One side of the multiplier.
 
     ``values`` is the logical tensor stored in the operand dtype's numpy dtype, one dimension per
-    name of ``axes``; ``mapping`` is the full physical mapping: ``[Chip, Cluster, Slice, Time,
-    Packet]`` for the stream, ``[Chip, Cluster, Slice, Lane, Element]`` for the TRF.
+    name of ``axes``, indexed by axis coordinate; ``mapping`` is the full physical mapping:
+    ``[Chip, Cluster, Slice, Time, Packet]`` for the stream, ``[Chip, Cluster, Slice, Lane,
+    Element]`` for the TRF. An axis of a tensor holding part of it is only as long as its top held
+    coordinate needs (it may be shorter than the axis's declared size), and coordinates the tensor
+    does not hold read 0 (:func:`tcpdsl.tensors.term_arrays.coordinate_array`). ``tensor`` is the
+    logical tensor as the user gave it: its terms (one per dimension) and the digits it fixes.
     """
 
     values: npt.NDArray[Any]
     axes: tuple[str, ...]
     dtype: str
     mapping: Mapping
+    tensor: Tensor | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:

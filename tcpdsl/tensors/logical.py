@@ -1,4 +1,11 @@
-"""Logical tensors: a numpy array whose dimensions are named axes."""
+"""Logical tensors: a numpy array whose dimensions are axes, or digits of axes (docs/tensors.md).
+
+A :class:`Tensor` holds, per array dimension, one *term*: a whole axis (``A``) or one digit of it
+(``B / 2``, ``Wp % 8192``). A tile also records the digits it *fixes*: ``w.tile(m["Wp / 8192"], 3)``
+holds ``Wp % 8192`` and fixes ``Wp / 8192 = 3``. A layout holds exactly the terms of the tensor
+laid out through it, and a stage result holds exactly the terms of its layout, carrying the fixed
+digits of its operands, so ``logits.assign(part)`` knows which tile ``part`` is.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +17,16 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Symbol
+from tcpdsl.algebra.nodes import Mapping, Symbol
+from tcpdsl.algebra.terms import NotATerm, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import is_axis_name
+from tcpdsl.tensors.term_arrays import axes_of, rearrange
 
 STAGE: Final = "Tensor"
+TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
+
+Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
 
 
 def axis_names(axes: str | Sequence[str]) -> tuple[str, ...]:
@@ -46,73 +58,144 @@ def caller_axis_sizes(names: tuple[str, ...], depth: int) -> dict[str, int]:
     return found
 
 
+def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Term, ...]:
+    """One term per top-level part of ``mapping`` (``m["A, B / 2"]``), checked to overlap nowhere."""
+    terms: list[Term] = []
+    for part in parts_of(mapping):
+        try:
+            terms.append(term_of(part))
+        except NotATerm:
+            raise LayoutError(stage, "NotATerm", f"{part.text} is not one digit of one axis", hint=TERM_HINT) from None
+    for axis in axes_of(terms):
+        if runs([t for t in terms if t.axis == axis]) is None:
+            raise LayoutError(
+                stage, "DuplicateAxis", f"{mapping.text} holds a digit of {axis} twice",
+                hint=f"name each digit of {axis} once",
+            )
+    return tuple(terms)
+
+
+def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
+    try:
+        values = np.asarray(array)
+    except (TypeError, ValueError) as error:
+        raise LayoutError(STAGE, "NotAnArray", f"cannot read the data as an array: {error}") from None
+    if values.dtype.kind in "OUSMmc":
+        raise LayoutError(
+            STAGE, "NotAnArray", f"the data must be real numbers, got an array of {values.dtype}",
+            hint="pass integers or floats (numpy, ml_dtypes)",
+        )
+    return values
+
+
+def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None, depth: int) -> tuple[Term, ...]:
+    if sizes is not None and not isinstance(sizes, MappingABC):
+        raise LayoutError(
+            STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
+            hint='pass sizes such as {"A": 32, "B": 64}',
+        )
+    known = dict(sizes or {})
+    for name in names:
+        size = known.get(name)
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+            raise LayoutError(
+                STAGE, "AxisSizes", f"axis {name} has size {size!r}; sizes are positive ints",
+                hint=f"pass a positive int for {name}",
+            )
+    missing = tuple(n for n in names if n not in known)
+    if missing:
+        known.update(caller_axis_sizes(missing, depth + 1))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise LayoutError(
+            STAGE,
+            "UnknownAxis",
+            f"axis {', '.join(unknown)} is not declared in the calling module",
+            hint=f"declare it, e.g. {unknown[0]} = tcp.axis(\"{unknown[0]}\", <size>), or pass sizes=",
+        )
+    return tuple(Term(n, int(known[n]), 1, int(known[n])) for n in names)
+
+
 class Tensor:
     """A logical tensor: ``Tensor(array, "A B")`` names the dimensions of ``array`` in order.
 
-    Axis sizes come from ``sizes=`` or, for names it does not give, from the axes declared with
-    ``tcp.axis`` in the calling module; the array's shape must match them.
+    With names, axis sizes come from ``sizes=`` or, for names it does not give, from the axes
+    declared with ``tcp.axis`` in the calling module. ``Tensor(array, m["A, B / 2"])`` holds one
+    term of the expression per dimension (here every A, and every even B). The array's shape
+    must match.
     """
 
-    __slots__ = ("_values", "_axes", "_sizes")
+    __slots__ = ("_values", "_terms", "_fixed", "_axes")
 
     def __init__(
         self,
         array: npt.ArrayLike,
-        axes: str | Sequence[str],
+        axes: str | Sequence[str] | Mapping,
         *,
         sizes: MappingABC[str, int] | None = None,
         _depth: int = 1,
     ) -> None:
-        names = axis_names(axes)
-        if sizes is not None and not isinstance(sizes, MappingABC):
-            raise LayoutError(
-                STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
-                hint='pass sizes such as {"A": 32, "B": 64}',
-            )
-        known = dict(sizes or {})
-        for name in names:
-            size = known.get(name)
-            if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+        if isinstance(axes, Mapping):
+            if sizes is not None:
                 raise LayoutError(
-                    STAGE, "AxisSizes", f"axis {name} has size {size!r}; sizes are positive ints",
-                    hint=f"pass a positive int for {name}",
+                    STAGE, "AxisSizes", "sizes= goes with axis names; a mapping already has its axis sizes",
+                    hint="drop sizes=, or declare the axes the mapping uses with their sizes",
                 )
-        missing = tuple(n for n in names if n not in known)
-        if missing:
-            known.update(caller_axis_sizes(missing, _depth))
-        unknown = [n for n in names if n not in known]
-        if unknown:
-            raise LayoutError(
-                STAGE,
-                "UnknownAxis",
-                f"axis {', '.join(unknown)} is not declared in the calling module",
-                hint=f"declare it, e.g. {unknown[0]} = tcp.axis(\"{unknown[0]}\", <size>), or pass sizes=",
-            )
-        try:
-            values = np.asarray(array)
-        except (TypeError, ValueError) as error:
-            raise LayoutError(STAGE, "NotAnArray", f"cannot read the data as an array: {error}") from None
-        if values.dtype.kind in "OUSMmc":
-            raise LayoutError(
-                STAGE, "NotAnArray", f"the data must be real numbers, got an array of {values.dtype}",
-                hint="pass integers or floats (numpy, ml_dtypes)",
-            )
-        expected = tuple(int(known[n]) for n in names)
+            terms = terms_of_mapping(axes)
+        else:
+            terms = _whole_terms(axis_names(axes), sizes, _depth)
+        values = _read_array(array)
+        expected = tuple(t.count for t in terms)
         if values.shape != expected:
-            declared = ", ".join(f"{n}={s}" for n, s in zip(names, expected))
+            declared = ", ".join(f"{t.text}={t.count}" for t in terms)
             raise LayoutError(
                 STAGE,
                 "ShapeMismatch",
-                f"an array of shape {values.shape} does not match the axes {' '.join(names)} ({declared})",
+                f"an array of shape {values.shape} does not match the axes {' '.join(t.text for t in terms)} ({declared})",
                 hint="pass the axes in the array's dimension order, or reshape the array",
             )
+        self._set(values, terms, ())
+
+    def _set(self, values: npt.NDArray[np.generic], terms: tuple[Term, ...], fixed: tuple[Fixed, ...]) -> None:
         self._values = values
-        self._axes = names
-        self._sizes = {n: int(known[n]) for n in names}
+        self._terms = terms
+        self._fixed = fixed
+        self._axes = tuple(t.axis if t.whole else t.text for t in terms)
+
+    @classmethod
+    def of_terms(cls, values: npt.NDArray[np.generic], terms: tuple[Term, ...], fixed: tuple[Fixed, ...] = ()) -> Tensor:
+        """A tensor over ``terms`` (one per dimension of ``values``) fixing ``fixed``; no checks."""
+        out = object.__new__(cls)
+        out._set(values, terms, fixed)
+        return out
+
+    def with_values(self, values: npt.NDArray[np.generic]) -> Tensor:
+        """The same terms and fixed digits over other values (of the same shape)."""
+        return Tensor.of_terms(values, self._terms, self._fixed)
 
     @property
     def axes(self) -> tuple[str, ...]:
+        """The dimensions: an axis name for a whole axis, else the term's text (``"B / 2"``)."""
         return self._axes
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        """The term each dimension holds."""
+        return self._terms
+
+    @property
+    def fixed(self) -> dict[str, int]:
+        """The digits this tile fixes and their values, e.g. ``{"Wp / 8192": 3}``."""
+        return {term.text: value for term, value in self._fixed}
+
+    @property
+    def fixed_terms(self) -> tuple[Fixed, ...]:
+        return self._fixed
+
+    @property
+    def whole(self) -> bool:
+        """Whether every dimension is a whole axis and nothing is fixed."""
+        return not self._fixed and all(t.whole for t in self._terms)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -124,28 +207,87 @@ class Tensor:
 
     @property
     def sizes(self) -> dict[str, int]:
-        """Axis name to size."""
-        return dict(self._sizes)
+        """Axis name to declared size, for every axis the tensor holds a digit of."""
+        return {t.axis: t.n for t in self._terms}
 
     @property
     def values(self) -> npt.NDArray[np.generic]:
-        """The array, dimensions in :attr:`axes` order (not a copy)."""
+        """The array, one dimension per term in :attr:`axes` order (not a copy)."""
         return self._values
 
-    def to_numpy(self, axes: str | Sequence[str] | None = None) -> npt.NDArray[np.generic]:
-        """A copy of the data with dimensions in the order ``axes`` (any order of the same axes)."""
+    def to_numpy(self, axes: str | Sequence[str] | Mapping | None = None) -> npt.NDArray[np.generic]:
+        """A copy of the data with dimensions in the order ``axes``.
+
+        ``axes`` names every axis the tensor holds, in any order (an axis held as several
+        adjacent digits becomes one dimension), or is a mapping such as ``m["B / 2, A"]`` whose
+        parts hold the same digits as the tensor.
+        """
         if axes is None:
             return self._values.copy()
+        target = self._target(axes)
+        return np.array(rearrange(self._values, self._terms, target), copy=True)
+
+    def _target(self, axes: str | Sequence[str] | Mapping) -> tuple[Term, ...]:
+        if isinstance(axes, Mapping):
+            target = terms_of_mapping(axes)
+            if not same_digits(target, self._terms):
+                raise LayoutError(
+                    STAGE, "AxesMismatch", f"to_numpy(m[\"{axes.text}\"]) must hold the digits {self._describe_terms()}",
+                    hint=f"use an order of m[\"{text_of(self._terms)}\"]",
+                )
+            return target
         names = axis_names(axes)
-        if sorted(names) != sorted(self._axes):
+        held = axes_of(self._terms)
+        if sorted(names) != sorted(held):
             raise LayoutError(
                 STAGE,
                 "AxesMismatch",
                 f"to_numpy({' '.join(names)!r}) must name exactly the axes {' '.join(self._axes)}",
                 hint=f"use an order of {' '.join(self._axes)}",
             )
-        return np.transpose(self._values, tuple(self._axes.index(n) for n in names)).copy()
+        out: list[Term] = []
+        for name in names:
+            merged = runs([t for t in self._terms if t.axis == name]) or ()
+            if len(merged) != 1:
+                raise LayoutError(
+                    STAGE, "AxesMismatch", f"axis {name} is held as the separate digits {text_of(merged)}",
+                    hint=f"name the digits: to_numpy(m[\"{text_of(self._terms)}\"]) in the order you want",
+                )
+            out.extend(merged)
+        return tuple(out)
+
+    def tile(self, digit: Mapping, index: int) -> Tensor:
+        """The tile of this tensor whose digit ``digit`` (``m["Wp / 8192"]``) is ``index``.
+
+        It holds the rest of the digit's term and fixes the digit; its values are a view of this
+        tensor's array, so :meth:`assign` on the tile writes into this tensor.
+        """
+        from tcpdsl.tensors.tiles import tile
+
+        return tile(self, digit, index)
+
+    def assign(self, part: Tensor) -> None:
+        """Write ``part`` into this tensor, at the tile its fixed digits select.
+
+        ``logits.assign(part)`` writes a result computed from tile ``i`` of ``Wp / 8192`` into
+        tile ``i``; ``logits.tile(m["Wp / 8192"], i).assign(part)`` says the same explicitly.
+        After the tile is chosen, ``part`` must hold exactly the digits this tensor holds there.
+        Nothing is written when the check fails.
+        """
+        from tcpdsl.tensors.tiles import assign
+
+        assign(self, part)
+
+    def _describe_terms(self) -> str:
+        return text_of(self._terms) or "(none)"
 
     def __repr__(self) -> str:
-        dims = " ".join(f"{n}={self._sizes[n]}" for n in self._axes)
-        return f"Tensor[{dims}]({self._values.dtype})"
+        dims = " ".join(f"{a if ' ' not in a else f'[{a}]'}={n}" for a, n in zip(self._axes, self._values.shape))
+        fixed = "".join(f" | {term.text} = {value}" for term, value in self._fixed)
+        return f"Tensor[{dims}{fixed}]({self._values.dtype})"
+
+
+def same_digits(a: Sequence[Term], b: Sequence[Term]) -> bool:
+    """Whether two term lists hold the same digits of every axis."""
+    axes = set(axes_of(a)) | set(axes_of(b))
+    return all(runs([t for t in a if t.axis == x]) == runs([t for t in b if t.axis == x]) for x in axes)

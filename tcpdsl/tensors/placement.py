@@ -24,6 +24,7 @@ import numpy.typing as npt
 from tcpdsl.algebra.cells import Index, Pad, PaddingKind
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.algebra.slots import Composite, Digit, Slot
+from tcpdsl.algebra.terms import Term
 from tcpdsl.errors import LayoutError
 
 Array = npt.NDArray[Any]
@@ -198,14 +199,22 @@ def held(mapping: Mapping, axes: tuple[str, ...]) -> BoolArray:
 
 
 def check_shape(values: Array, axes: tuple[str, ...], mapping: Mapping) -> None:
-    """Refuse a logical array whose dimensions do not match ``axes`` and the sizes ``mapping`` declares."""
-    if values.ndim != len(axes):
+    """Refuse a logical array whose dimensions do not match ``axes`` and the sizes ``mapping`` declares.
+
+    An axis may be shorter than declared: a tensor holding part of it (an evaluator operand, see
+    :class:`~tcpdsl.tensors.chain.Operand`) stops at its top held coordinate.
+    """
+    _check_extents(tuple(values.shape), axes, mapping)
+
+
+def _check_extents(shape: tuple[int, ...], axes: tuple[str, ...], mapping: Mapping) -> None:
+    if len(shape) != len(axes):
         raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
-                          f"an array of {values.ndim} dimensions cannot carry the {len(axes)} axes {' '.join(axes)}")
+                          f"an array of {len(shape)} dimensions cannot carry the {len(axes)} axes {' '.join(axes)}")
     sizes = mapping.axis_sizes()
-    for name, extent in zip(axes, values.shape, strict=True):
+    for name, extent in zip(axes, shape, strict=True):
         declared = sizes.get(name)
-        if declared is not None and declared != extent:
+        if declared is not None and extent > declared:
             raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
                               f"axis {name} has {extent} elements but mapping {mapping} declares {name} = {declared}",
                               hint=f"give the logical array {declared} elements along {name}")
@@ -225,24 +234,31 @@ def logical_index(p: Plan, axes: tuple[str, ...], select: BoolArray | None = Non
     return tuple(out)
 
 
+def _whole(axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[Term, ...]:
+    """An array over axis coordinates (index ``c`` holds coordinate ``c``) as terms from stride 1."""
+    return tuple(Term(name, n, 1, n) for name, n in zip(axes, shape, strict=True))
+
+
 @lru_cache(maxsize=64)
-def _routes(mapping: Mapping, axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[IntArray, IntArray]:
-    """``(live positions, flat logical index of each)`` for moving data between the two views."""
+def _routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
+    """``(live positions, flat index of each in an array over terms)`` for moving data between the views."""
     p = plan(mapping)
     positions = np.flatnonzero(p.live)
-    if not axes:
+    if not terms:
         return _frozen(positions), _frozen(np.zeros(positions.size, dtype=np.int64))
-    flat = np.ravel_multi_index(logical_index(p, axes, p.live), shape).astype(np.int64)
+    coords = logical_index(p, tuple(t.axis for t in terms), p.live)
+    index = tuple((c // t.stride) % t.count for c, t in zip(coords, terms, strict=True))
+    flat = np.ravel_multi_index(index, tuple(t.count for t in terms)).astype(np.int64)
     return _frozen(positions), _frozen(flat)
 
 
 @dataclass(frozen=True)
 class _View:
-    """How a regular mapping is a transposed, padded view of a logical array.
+    """How a regular mapping is a transposed, padded view of an array over terms.
 
     The physical buffer reshaped to ``extents`` (outermost slot first), cut to ``live``, and read
-    at ``take`` (digit 0 of slots no logical axis needs) is the logical array split into its
-    digits, permuted by ``perm``.
+    at ``take`` (digit 0 of slots no term needs) is the array split into its digits, permuted by
+    ``perm``.
     """
 
     extents: tuple[int, ...]
@@ -256,11 +272,12 @@ class _View:
 
 
 @lru_cache(maxsize=128)
-def _view(mapping: Mapping, axes: tuple[str, ...], shape: tuple[int, ...]) -> _View | None:
-    """The view of ``mapping`` over a logical array, or None when the mapping is not a plain
-    transpose of whole axes (ragged or composite slots, partial axes, axes it does not name)."""
+def _view(mapping: Mapping, terms: tuple[Term, ...]) -> _View | None:
+    """The view of ``mapping`` over an array with one dimension per term, or None when the
+    mapping's digits of a term do not chain from its stride to its top (ragged or composite
+    slots, part of a term)."""
     slots = tuple(reversed(mapping.slots()))
-    digits: dict[str, list[tuple[int, int, int]]] = {name: [] for name in axes}
+    digits: dict[str, list[tuple[int, int, int]]] = {t.axis: [] for t in terms}
     for index, slot in enumerate(slots):
         live = slot.live
         if isinstance(live, Composite) or (isinstance(live, Digit) and live.rag is not None):
@@ -269,14 +286,14 @@ def _view(mapping: Mapping, axes: tuple[str, ...], shape: tuple[int, ...]) -> _V
             digits[live.sym].append((live.stride, live.count, index))
     order: list[int] = []
     digit_shape: list[int] = []
-    for name, n in zip(axes, shape, strict=True):
-        chain = sorted(digits[name])
-        expected = 1
+    for term in terms:
+        chain = sorted(d for d in digits[term.axis] if term.stride <= d[0] < term.top)
+        expected = term.stride
         for stride, count, _ in chain:
             if stride != expected:
                 return None
             expected *= count
-        if expected != n:
+        if expected != term.top:
             return None
         for _, count, index in reversed(chain):
             order.append(index)
@@ -305,14 +322,15 @@ def to_physical(values: npt.ArrayLike, axes: tuple[str, ...], mapping: Mapping, 
     """
     array = np.asarray(values)
     check_shape(array, axes, mapping)
+    terms = _whole(axes, array.shape)
     out = np.empty(mapping.size, dtype=array.dtype)
-    view = _view(mapping, axes, array.shape)
+    view = _view(mapping, terms)
     if view is None or view.padded:
         out[...] = fill
         if zero_fill is not None:
             out[plan(mapping).kind == int(PaddingKind.ZERO)] = zero_fill
     if view is None:
-        positions, flat = _routes(mapping, axes, array.shape)
+        positions, flat = _routes(mapping, terms)
         out[positions] = array.reshape(-1)[flat]
         return out
     block = array.reshape(view.digit_shape).transpose(view.inverse)
@@ -321,36 +339,41 @@ def to_physical(values: npt.ArrayLike, axes: tuple[str, ...], mapping: Mapping, 
     return out
 
 
-def to_logical(physical: npt.ArrayLike, mapping: Mapping, axes: tuple[str, ...],
-               shape: tuple[int, ...] | None = None) -> Array:
-    """The logical array over ``axes`` (of ``shape``, by default the sizes ``mapping`` declares)
-    read back from the live cells of ``physical``.
+def to_terms(physical: npt.ArrayLike, mapping: Mapping, terms: tuple[Term, ...]) -> Array:
+    """The array over ``terms`` (one dimension per term) read back from the live cells of ``physical``.
 
-    Logical elements no live cell holds read 0; where several live cells hold one element (a
-    broadcast), the last one wins.
+    Elements no live cell holds read 0; where several live cells hold one element (a broadcast),
+    the last one wins.
     """
     flat_physical = np.asarray(physical).reshape(-1)
     if flat_physical.size != mapping.size:
         raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
                           f"a physical buffer of {flat_physical.size} cells cannot be read through {mapping} "
                           f"({mapping.size} cells)")
-    if shape is None:
-        sizes = mapping.axis_sizes()
-        shape = tuple(sizes[a] for a in axes)
-    out = np.empty(shape, dtype=flat_physical.dtype)
-    check_shape(out, axes, mapping)
-    view = _view(mapping, axes, tuple(shape))
+    out = np.empty(tuple(t.count for t in terms), dtype=flat_physical.dtype)
+    view = _view(mapping, terms)
     if view is None:
         out[...] = 0
-        positions, flat = _routes(mapping, axes, tuple(shape))
+        positions, flat = _routes(mapping, terms)
         out.reshape(-1)[flat] = flat_physical[positions]
         return out
-    # A view covers every logical element, so nothing is left unwritten.
+    # A view covers every element, so nothing is left unwritten.
     block = flat_physical.reshape(view.extents)[view.live][view.take]
     # Assigning into a transposed view of the destination walks it in memory order, which is
     # about twice as fast as materialising the transposed source.
     out.reshape(view.digit_shape).transpose(view.inverse)[...] = block
     return out
+
+
+def to_logical(physical: npt.ArrayLike, mapping: Mapping, axes: tuple[str, ...],
+               shape: tuple[int, ...] | None = None) -> Array:
+    """The logical array over ``axes`` (of ``shape``, by default the sizes ``mapping`` declares)
+    read back from the live cells of ``physical`` (see :func:`to_terms`)."""
+    if shape is None:
+        sizes = mapping.axis_sizes()
+        shape = tuple(sizes[a] for a in axes)
+    _check_extents(tuple(shape), axes, mapping)
+    return to_terms(physical, mapping, _whole(axes, tuple(shape)))
 
 
 def to_physical_rows(values: npt.ArrayLike, axes: tuple[str, ...], prefix: Mapping, inner: Mapping,

@@ -14,19 +14,35 @@ from typing import Any, Generic
 import numpy as np
 
 from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.terms import Term, logical_terms
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.backend import get as get_evaluator
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.placement import to_logical
+from tcpdsl.tensors.logical import Fixed, Tensor
+from tcpdsl.tensors.placement import to_terms
 from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
+
+
+def carried_fixed(chain: Chain, terms: tuple[Term, ...]) -> tuple[Fixed, ...]:
+    """The digits the operands' tiles fix that a result over ``terms`` carries.
+
+    A fixed digit is carried when the result holds a term of its axis and none that overlaps it;
+    a digit the two operands fix at different values is dropped (the result mixes two tiles).
+    """
+    axes = {t.axis for t in terms}
+    found: dict[Term, set[int]] = {}
+    for operand in (chain.stream, chain.weight):
+        for term, value in operand.tensor.fixed_terms if operand.tensor is not None else ():
+            if term.axis in axes and not any(term.stride < t.top and t.stride < term.top for t in terms if t.axis == term.axis):
+                found.setdefault(term, set()).add(value)
+    return tuple((term, values.pop()) for term, values in found.items() if len(values) == 1)
 
 
 class StageResult(TensorBase):
@@ -63,11 +79,12 @@ class StageResult(TensorBase):
         return found
 
     def to_tensor(self) -> Tensor:
-        """The logical result over the axes of this stage's layout, in the accumulator dtype."""
+        """The logical result in the accumulator dtype: exactly the terms this stage's layout holds
+        (:func:`~tcpdsl.algebra.terms.logical_terms`, never padding), fixing the digits its
+        operands' tiles fix on the axes it holds."""
         mapping = self._chain.result_mapping()
-        sizes = mapping.axis_sizes()
-        axes = mapping.axes
-        return Tensor(to_logical(self._flat(), mapping, axes), axes, sizes=sizes)
+        terms = logical_terms(mapping)
+        return Tensor.of_terms(to_terms(self._flat(), mapping, terms), terms, carried_fixed(self._chain, terms))
 
     def physical(self) -> Array:
         return self._flat().reshape(self._dims())

@@ -16,7 +16,9 @@ from tcpdsl.tensors.chain import Chain, Operand
 from tcpdsl.tensors.device import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.placement import plan, to_physical
+from tcpdsl.tensors.fit import check_fit
+from tcpdsl.tensors.placement import to_physical
+from tcpdsl.tensors.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for, spec_of
@@ -47,27 +49,8 @@ def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
             stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
             hint="wrap the array: tcp.Tensor(array, \"A B\")",
         )
-    full = pairs(list(spec.layouts))
-    sizes = full.axis_sizes()
-    extra = [a for a in tensor.axes if a not in sizes]
-    if extra:
-        raise LayoutError(
-            stage, "AxisNotInLayout",
-            f"axis {', '.join(extra)} of the tensor appears nowhere in the layout {full}",
-            hint="add the axis to Time/Packet (or Lane/Element), or drop it from the tensor",
-        )
-    for a in tensor.axes:
-        if tensor.sizes[a] != sizes[a]:
-            raise LayoutError(
-                stage, "AxisSize", f"axis {a} has size {tensor.sizes[a]} in the tensor but {sizes[a]} in the layout {full}",
-            )
-    if not plan(full).coverage(tensor.axes):
-        raise LayoutError(
-            stage, "AxisNotCovered",
-            f"the layout {full} does not hold every element of the tensor over {' '.join(tensor.axes)}",
-            hint="cover each axis completely (e.g. [A / 16, A % 16]) or drop the partly covered axis from the tensor",
-        )
-    return Tensor(cast(tensor.values, spec.dtypes[0]), tensor.axes, sizes=tensor.sizes)
+    check_fit(tensor, pairs(list(spec.layouts)), stage)
+    return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
 
 
 class SourceTensor(TensorBase):
@@ -97,11 +80,12 @@ class SourceTensor(TensorBase):
         return self._tensor
 
     def physical(self) -> Array:
-        flat = to_physical(self._tensor.values, self._tensor.axes, self.mapping, 0)
-        return flat.reshape(self._dims())
+        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
+        return to_physical(values, axes, self.mapping, 0).reshape(self._dims())
 
     def _operand(self) -> Operand:
-        return Operand(self._tensor.values, self._tensor.axes, self._spec.tensor_type.dtype, self.mapping)
+        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
+        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor)
 
     def _describe(self) -> str:
         return describe_source(self._spec, self._tensor, self._trf_params)

@@ -1,0 +1,259 @@
+"""What a mapping holds of each axis, read from its normalized slots (docs/mapping-language.md §1.8).
+
+A :class:`Term` is one digit of one axis: it spells the coordinates ``index * stride`` for
+``index`` in ``[0, count)``. ``A`` is the whole axis, ``B / 2`` every even element of B,
+``Wp % 8192`` the first 8192 elements of Wp, ``A / 4 % 2`` the two values 0 and 4.
+
+:func:`held` says which coordinates a mapping's live cells reach, per axis, as terms. The slots of
+a mapping in digit form make its live coordinates a product over axes, and per axis a product of
+digit ranges: so the terms come from the slots alone, in time linear in the number of slots,
+whatever the number of cells. An axis whose live coordinates are no product of digits (digits
+that overlap, a ragged digit whose padding cuts across two terms, a composite slot) is listed as
+*irregular* instead. Tensors use this to check that a layout holds exactly what a logical tensor
+holds, and to shape the logical view of a stage result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tcpdsl.algebra.nodes import Mapping, Pair, Symbol
+from tcpdsl.algebra.render import render_slot
+from tcpdsl.algebra.slots import Composite, Digit, Rag, Slot, Slots, StructKey, norm
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """Digit ``[stride, stride * count)`` of axis ``axis`` (declared size ``n``)."""
+
+    axis: str
+    n: int
+    stride: int
+    count: int
+
+    @property
+    def top(self) -> int:
+        """The stride of the next digit up: every coordinate this term spells is below it."""
+        return self.stride * self.count
+
+    @property
+    def whole(self) -> bool:
+        """Whether the term spells every coordinate of its axis."""
+        return self.stride == 1 and self.count >= self.n
+
+    def mapping(self) -> Mapping:
+        """The term as a one-digit mapping (``m["B / 2"]``)."""
+        return render_slot(Slot(Digit(self.axis, self.n, self.stride, self.count), self.count))
+
+    @property
+    def text(self) -> str:
+        """Mapping text of the term: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
+        return self.mapping().text
+
+    def within(self, other: Term) -> bool:
+        """Whether every digit of this term is a digit of ``other`` (same axis, nested range)."""
+        return (self.axis == other.axis and other.stride <= self.stride and self.top <= other.top
+                and self.stride % other.stride == 0 and other.top % self.top == 0)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
+    """The terms of one axis merged where one ends at the stride the next starts, major first;
+    None when two of them overlap."""
+    ordered = sorted(terms, key=lambda t: t.stride)
+    merged: list[Term] = []
+    for term in ordered:
+        if merged and term.stride < merged[-1].top:
+            return None
+        if merged and term.stride == merged[-1].top:
+            last = merged[-1]
+            merged[-1] = Term(last.axis, last.n, last.stride, last.count * term.count)
+        else:
+            merged.append(term)
+    return tuple(reversed(merged))
+
+
+def text_of(terms: tuple[Term, ...] | list[Term]) -> str:
+    """``"A, B / 2"``: terms as the text of a mapping with one part per term."""
+    return ", ".join(t.text for t in terms)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a mapping holds, per axis.
+
+    ``terms`` lists every held term in the canonical order: axes in the order the mapping names
+    them (first encounter, left before right, as :attr:`Mapping.axes`), and for each axis its
+    terms from the most major (largest stride) to the most minor. Adjacent digits of an axis are
+    one term: ``[Wp / 16 % 256, Wp % 16]`` holds the single term ``Wp % 4096``. An axis of size 1
+    that the mapping names is held whole; any other axis without a live digit holds no term.
+    ``sizes`` has the declared size of every axis the mapping names; ``irregular`` the axes
+    whose live coordinates are no product of terms (they have no entry in ``terms``).
+    """
+
+    terms: tuple[Term, ...]
+    sizes: dict[str, int]
+    irregular: tuple[str, ...]
+    composite: bool  # a composite slot hides coordinates from the digit form
+
+    def of(self, axis: str) -> tuple[Term, ...]:
+        """The terms of ``axis``, major first."""
+        return tuple(t for t in self.terms if t.axis == axis)
+
+    def whole(self, axis: str) -> bool:
+        """Whether every coordinate of ``axis`` is held."""
+        found = self.of(axis)
+        return len(found) == 1 and found[0].whole
+
+
+def held(mapping: Mapping) -> Held:
+    """The terms ``mapping`` holds (cached on the mapping's structure, since the order is the written one)."""
+    return _held_cached(StructKey(mapping))
+
+
+@lru_cache(maxsize=4096)
+def _held_cached(key: StructKey) -> Held:
+    mapping = key.node
+    sizes = mapping.axis_sizes()
+    slots = norm(mapping)
+    digits: dict[str, list[Digit]] = {}
+    hidden: set[str] = set()
+    for slot in slots:
+        live = slot.live
+        if isinstance(live, Digit):
+            digits.setdefault(live.sym, []).append(live)
+        elif isinstance(live, Composite):
+            hidden |= _axes_of(live.inner)
+    terms: list[Term] = []
+    irregular: list[str] = []
+    for axis in mapping.axes:
+        if axis in hidden:
+            irregular.append(axis)
+            continue
+        if sizes[axis] == 1:
+            terms.append(Term(axis, 1, 1, 1))
+            continue
+        found = _axis_terms(axis, sizes[axis], digits.get(axis, []))
+        if found is None:
+            irregular.append(axis)
+        else:
+            terms.extend(found)
+    return Held(tuple(terms), sizes, tuple(irregular), bool(hidden))
+
+
+def logical_terms(mapping: Mapping) -> tuple[Term, ...]:
+    """The dimensions of the logical view of data laid out through ``mapping``, in order.
+
+    This is what a stage result's ``to_tensor()`` holds, one array dimension per term:
+
+    * axes in the order ``mapping.axes`` gives (first encounter in the text as written, left
+      before right), skipping an axis of size above 1 that no live slot holds;
+    * per axis, its held terms from the most major (largest stride) to the most minor, adjacent
+      digits merged into one term (:attr:`Held.terms`);
+    * along the dimension of term ``t``, index ``j`` holds coordinate ``j * t.stride`` of
+      ``t.axis`` (plus what the axis's other terms add), so the element at logical coordinates
+      ``X`` sits at index ``(X[t.axis] // t.stride) % t.count`` of each dimension;
+    * an axis of size 1 is one dimension of length 1;
+    * an *irregular* axis (live coordinates that are no product of digits, a rare layout) is one
+      whole-axis dimension, where coordinates the layout does not hold read 0.
+
+    Padding never becomes an element: a result over ``[K / 16 # 256]`` with K = 32 is 2 long.
+    """
+    found = held(mapping)
+    if not found.irregular:
+        return found.terms
+    sizes = found.sizes
+    out: list[Term] = []
+    for axis in mapping.axes:
+        if axis in found.irregular:
+            out.append(Term(axis, sizes[axis], 1, sizes[axis]))
+        else:
+            out.extend(found.of(axis))
+    return tuple(out)
+
+
+def _axes_of(slots: Slots) -> set[str]:
+    out: set[str] = set()
+    for slot in slots:
+        live = slot.live
+        if isinstance(live, Digit):
+            out.add(live.sym)
+        elif isinstance(live, Composite):
+            out |= _axes_of(live.inner)
+    return out
+
+
+def _axis_terms(axis: str, n: int, digits: list[Digit]) -> tuple[Term, ...] | None:
+    """The terms of one axis's digits, or None when its live coordinates are no product of terms."""
+    merged = runs([Term(axis, n, d.stride, d.count) for d in digits])
+    if merged is None:
+        return None
+    found = list(merged)
+    for rag in {d.rag for d in digits if d.rag is not None}:
+        limited = _apply_rag(found, digits, rag)
+        if limited is None:
+            return None
+        found = limited
+    # A coordinate at or past the axis size reads as padding: the top term keeps what stays below.
+    if found:
+        top = found[0]
+        found[0] = Term(axis, n, top.stride, min(top.count, -(-n // top.stride)))
+    if sum((t.count - 1) * t.stride for t in found) >= n:
+        return None
+    return tuple(t for t in found if t.count > 1)
+
+
+def _apply_rag(found: list[Term], digits: list[Digit], rag: Rag) -> list[Term] | None:
+    """``found`` with the padding of ``rag`` taken out, or None when it is no cut of one term.
+
+    The digits a rag pools (docs/mapping-language.md §1.8) read as padding once their value, in
+    units of the rag's base, reaches its limit. When they are the top digits of one term, that
+    keeps a prefix of the term's values.
+    """
+    pool = [d for d in digits if rag.base <= d.stride < rag.base * rag.limit and d.stride % rag.base == 0]
+    if sum((d.count - 1) * (d.stride // rag.base) for d in pool) < rag.limit:
+        return found  # the limit is never reached
+    owners = {i for i, t in enumerate(found) for d in pool if t.stride <= d.stride < t.top}
+    if len(owners) != 1:
+        return None
+    index = owners.pop()
+    term = found[index]
+    low = min(d.stride for d in pool)
+    above = [d for d in digits if low <= d.stride < term.top]
+    if low % term.stride or any(d not in pool for d in above):
+        return None
+    keep = low // term.stride * -(-rag.limit * rag.base // low)
+    out = list(found)
+    out[index] = Term(term.axis, term.n, term.stride, min(term.count, keep))
+    return out
+
+
+class NotATerm(ValueError):
+    """A mapping part that is no single digit of one axis (the caller turns it into its own error)."""
+
+
+def term_of(part: Mapping) -> Term:
+    """The one digit ``part`` spells (``B / 2``, ``Wp % 8192``), or :class:`NotATerm`."""
+    if isinstance(part, Symbol) and part.n == 1:
+        return Term(part.name, 1, 1, 1)
+    slots = norm(part)
+    if len(slots) != 1:
+        raise NotATerm(part.text)
+    slot = slots[0]
+    live = slot.live
+    if not isinstance(live, Digit) or slot.padded:
+        raise NotATerm(part.text)
+    found = _axis_terms(live.sym, live.n, [live])
+    if found is None or len(found) != 1 or found[0].count != live.count:
+        raise NotATerm(part.text)
+    return found[0]
+
+
+def parts_of(mapping: Mapping) -> list[Mapping]:
+    """The top-level comma-separated parts of ``mapping`` as written, outermost first."""
+    if isinstance(mapping, Pair):
+        return parts_of(mapping.left) + parts_of(mapping.right)
+    return [mapping]

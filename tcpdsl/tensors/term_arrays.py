@@ -1,0 +1,108 @@
+"""Arrays whose dimensions are terms (:class:`~tcpdsl.algebra.terms.Term`): regrouping and coordinates.
+
+A logical tensor stores one array dimension per term it holds. Two term lists that hold the same
+digits of every axis describe the same elements in another grouping: :func:`rearrange` moves the
+data from one to the other, by reshape and transpose when the digit boundaries nest. The
+evaluators index operands by axis coordinate instead: :func:`coordinate_array` gives one dimension
+per axis, where the element at coordinate ``c`` sits at index ``c``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.algebra.terms import Term
+
+Array = npt.NDArray[Any]
+IntArray = npt.NDArray[np.int64]
+
+
+def axes_of(terms: Sequence[Term]) -> tuple[str, ...]:
+    """The axes of ``terms``, in the order they first appear."""
+    return tuple(dict.fromkeys(t.axis for t in terms))
+
+
+def _cuts(*lists: Sequence[Term]) -> dict[str, list[int]] | None:
+    """Per axis, every digit boundary of the terms, or None when two boundaries do not nest."""
+    found: dict[str, set[int]] = {}
+    for terms in lists:
+        for t in terms:
+            found.setdefault(t.axis, set()).update((t.stride, t.top))
+    out: dict[str, list[int]] = {}
+    for axis, values in found.items():
+        ordered = sorted(values)
+        if any(high % low for low, high in zip(ordered, ordered[1:])):
+            return None
+        out[axis] = ordered
+    return out
+
+
+def _digits(terms: Sequence[Term], cuts: dict[str, list[int]]) -> list[tuple[str, int, int]]:
+    """Each term split at the cuts into ``(axis, stride, count)`` digits, major first within a term."""
+    out: list[tuple[str, int, int]] = []
+    for t in terms:
+        inner = [c for c in cuts[t.axis] if t.stride <= c <= t.top]
+        out.extend((t.axis, low, high // low) for low, high in reversed(list(zip(inner, inner[1:]))))
+    return out
+
+
+def _coordinates(terms: Sequence[Term]) -> dict[str, IntArray]:
+    """Per axis, the coordinate of every element of an array over ``terms`` (broadcast shapes)."""
+    ndim = len(terms)
+    out: dict[str, IntArray] = {}
+    for k, t in enumerate(terms):
+        shape = [1] * ndim
+        shape[k] = t.count
+        part = (np.arange(t.count, dtype=np.int64) * t.stride).reshape(shape)
+        out[t.axis] = out[t.axis] + part if t.axis in out else part
+    return out
+
+
+def rearrange(values: Array, source: Sequence[Term], target: Sequence[Term]) -> Array:
+    """``values`` (one dimension per term of ``source``) regrouped as one dimension per term of
+    ``target``; both must hold the same digits of every axis. A view where numpy allows."""
+    if list(source) == list(target):
+        return values
+    if sorted(source, key=_order) == sorted(target, key=_order):
+        return values.transpose([list(source).index(t) for t in target])
+    cuts = _cuts(source, target)
+    if cuts is None:
+        coords = _coordinates(target)
+        index = tuple((coords[t.axis] // t.stride) % t.count for t in source)
+        return values[index]
+    src = _digits(source, cuts)
+    dst = _digits(target, cuts)
+    split = values.reshape([count for _, _, count in src])
+    moved = split.transpose([src.index(d) for d in dst])
+    return moved.reshape([t.count for t in target])
+
+
+def _order(t: Term) -> tuple[str, int]:
+    return t.axis, t.stride
+
+
+def coordinate_array(values: Array, terms: Sequence[Term]) -> tuple[Array, tuple[str, ...]]:
+    """``(array, axes)``: one dimension per axis of ``terms``, the element at coordinate ``c`` at
+    index ``c`` (each axis as long as its top held coordinate needs).
+
+    Coordinates no term spells (such as the odd ones of ``B / 2``) hold 0; the evaluators never
+    read them, since a layout reads the digits it lacks at 0 (docs/runtime.md §3.4). When every
+    axis is one term from stride 1 the array is ``values`` itself.
+    """
+    axes = axes_of(terms)
+    if len(axes) == len(terms) and all(t.stride == 1 for t in terms):
+        return values, axes
+    extent = {a: min(max(t.top for t in terms if t.axis == a), terms_n(terms, a)) for a in axes}
+    coords = _coordinates(terms)
+    out = np.zeros(tuple(extent[a] for a in axes), dtype=values.dtype)
+    out[tuple(coords[a] for a in axes)] = values
+    return out, axes
+
+
+def terms_n(terms: Sequence[Term], axis: str) -> int:
+    """The declared size of ``axis`` among ``terms``."""
+    return next(t.n for t in terms if t.axis == axis)

@@ -1,0 +1,147 @@
+"""Tiles of logical tensors: ``t.tile(m["Wp / 8192"], i)`` and writing a part back with ``assign``.
+
+A tile is a view: the dimension holding the digit is split into the digits above it, the digit
+and the digits below it, and indexed at the digit's value. Every check runs before anything is
+read or written, so a refused tile or assignment leaves the tensor as it was.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.terms import NotATerm, Term, runs, term_of, text_of
+from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.logical import STAGE, TERM_HINT, Fixed, Tensor, same_digits
+from tcpdsl.tensors.term_arrays import rearrange
+
+
+def _digit(tensor: Tensor, digit: object) -> Term:
+    if not isinstance(digit, Mapping):
+        raise LayoutError(
+            STAGE, "NotAMapping", f"tile takes the digit as a mapping such as m[\"Wp / 8192\"], got {type(digit).__name__} {digit!r:.60}",
+            hint=f"write the digit as m[\"{digit}\"]" if isinstance(digit, str) else "write the digit with m[\"...\"]",
+        )
+    try:
+        return term_of(digit)
+    except NotATerm:
+        raise LayoutError(STAGE, "NotATerm", f"{digit.text} is not one digit of one axis", hint=TERM_HINT) from None
+
+
+def _fixed_value(tensor: Tensor, term: Term) -> int | None:
+    for fixed, value in tensor.fixed_terms:
+        if fixed == term:
+            return value
+    return None
+
+
+def _owner(tensor: Tensor, term: Term) -> int:
+    """The dimension whose term contains ``term``, else the error naming the tensor and the digit."""
+    for k, held in enumerate(tensor.terms):
+        if term.within(held):
+            return k
+    mine = [t for t in tensor.terms if t.axis == term.axis]
+    value = _fixed_value(tensor, term)
+    if value is not None:
+        raise LayoutError(
+            STAGE, "DigitFixed", f"{tensor!r} is already the tile {term.text} = {value}",
+            hint="take the tile of the whole tensor instead",
+        )
+    if not mine:
+        raise LayoutError(
+            STAGE, "DigitNotInTensor", f"{tensor!r} has no axis {term.axis}, so it has no digit {term.text}",
+            hint=f"take a digit of one of its axes: {text_of(tensor.terms) or '(none)'}",
+        )
+    raise LayoutError(
+        STAGE, "DigitNotInTensor",
+        f"{term.text} is not a digit of {tensor!r}: it holds {text_of(mine)} of {term.axis}",
+        hint=f"take a digit inside {text_of(mine)}",
+    )
+
+
+def _index(term: Term, tensor: Tensor, index: object) -> int:
+    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+        raise LayoutError(
+            STAGE, "TileIndex", f"the tile index of {term.text} must be an int, got {type(index).__name__} {index!r:.40}",
+        )
+    value = int(index)
+    if not 0 <= value < term.count:
+        raise LayoutError(
+            STAGE, "TileIndex",
+            f"{tensor!r} has no tile {term.text} = {value}: the digit takes the values 0 to {term.count - 1}",
+            hint=f"pick an index in range({term.count})",
+        )
+    return value
+
+
+def tile(tensor: Tensor, digit: object, index: object) -> Tensor:
+    """The tile of ``tensor`` where ``digit`` is ``index`` (see :meth:`Tensor.tile`)."""
+    term = _digit(tensor, digit)
+    k = _owner(tensor, term)
+    value = _index(term, tensor, index)
+    held = tensor.terms[k]
+    above = Term(held.axis, held.n, term.top, held.top // term.top)
+    below = Term(held.axis, held.n, held.stride, term.stride // held.stride)
+    array = tensor.values
+    shape = array.shape
+    # Splitting one dimension never copies, so the tile stays a view of the tensor's array.
+    split = array.reshape(shape[:k] + (above.count, term.count, below.count) + shape[k + 1:])
+    picked = split[(slice(None),) * (k + 1) + (value,)]
+    kept = tuple(t for t in (above, below) if t.count > 1)
+    if above.count == 1:
+        picked = picked.reshape(shape[:k] + (below.count,) * (below.count > 1) + shape[k + 1:])
+    elif below.count == 1:
+        picked = picked.reshape(shape[:k] + (above.count,) + shape[k + 1:])
+    terms = tensor.terms[:k] + kept + tensor.terms[k + 1:]
+    fixed: tuple[Fixed, ...] = tuple(sorted((*tensor.fixed_terms, (term, value)), key=lambda f: (f[0].axis, -f[0].stride)))
+    return Tensor.of_terms(picked, terms, fixed)
+
+
+def assign(target: Tensor, part: object) -> None:
+    """Write ``part`` into ``target`` at the tile its fixed digits select (see :meth:`Tensor.assign`)."""
+    if not isinstance(part, Tensor):
+        raise LayoutError(STAGE, "NotATensor", f"assign takes a tcp.Tensor, got {type(part).__name__}",
+                          hint="write a stage result with .to_tensor()")
+    region = target
+    for term, value in part.fixed_terms:
+        mine = _fixed_value(region, term)
+        if mine is not None:
+            if mine != value:
+                raise LayoutError(
+                    STAGE, "TileMismatch", f"the part is the tile {term.text} = {value}, but {target!r} is the tile {term.text} = {mine}",
+                    hint=f"write it into tile {value}",
+                )
+            continue
+        if not any(term.within(t) for t in region.terms):
+            raise LayoutError(
+                STAGE, "DigitNotInTensor",
+                f"the part is the tile {term.text} = {value}, but {target!r} has no digit {term.text} to write it at",
+                hint="write the part into a tensor that holds that digit",
+            )
+        region = tile(region, term.mapping(), value)
+    if not same_digits(region.terms, part.terms):
+        raise LayoutError(
+            STAGE, "TileMismatch",
+            f"the part holds {text_of(part.terms) or '(nothing)'}, but the place it is written to in {target!r} "
+            f"holds {text_of(region.terms) or '(nothing)'}",
+            hint=_fit_hint(region, part),
+        )
+    if not region.values.flags.writeable:
+        raise LayoutError(STAGE, "ReadOnly", f"{target!r} is read-only", hint="copy it first: tcp.Tensor(t.to_numpy(), ...)")
+    data = rearrange(part.values, part.terms, region.terms)
+    with np.errstate(invalid="ignore", over="ignore"):
+        region.values[...] = data
+
+
+def _fit_hint(region: Tensor, part: Tensor) -> str:
+    """What would make ``part`` fit: the tile of the region that holds the part's digits."""
+    for axis in dict.fromkeys(t.axis for t in region.terms):
+        mine = runs([t for t in region.terms if t.axis == axis]) or ()
+        theirs = runs([t for t in part.terms if t.axis == axis]) or ()
+        if len(mine) == 1 and len(theirs) == 1 and theirs[0].within(mine[0]) and theirs[0] != mine[0]:
+            outer = mine[0]
+            inner = theirs[0]
+            if inner.stride == outer.stride:
+                rest = Term(axis, outer.n, inner.top, outer.top // inner.top)
+                return f"write it into a tile: .tile(m[\"{rest.text}\"], i).assign(part)"
+    return "write the part into a tensor (or tile) over the same digits"

@@ -1,0 +1,249 @@
+"""Partial logical tensors: tensors over digits of axes, tiles, writing parts back, and fitting layouts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tcpdsl as tcp
+import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
+from tcpdsl import m
+
+A = tcp.axis("A", 8)
+B = tcp.axis("B", 64)
+R = tcp.axis("R", 8)
+K = tcp.axis("K", 32)
+Wp = tcp.axis("Wp", 4 * 64)
+H = tcp.axis("H", 32)
+
+Chip = m["1"]
+Cluster = m["1 # 2"]
+Slice = m["1 # 256"]
+
+RNG = np.random.default_rng(3)
+
+
+def ints(*shape: int) -> np.ndarray:
+    return RNG.integers(-8, 8, size=shape)
+
+
+# -- building -----------------------------------------------------------------------------------
+def test_a_tensor_over_terms_has_one_dimension_per_term() -> None:
+    t = tcp.Tensor(ints(8, 32), m["A, B / 2"])
+    assert t.axes == ("A", "B / 2")
+    assert t.shape == (8, 32) and t.sizes == {"A": 8, "B": 64}
+    assert not t.whole and t.fixed == {}
+    assert repr(t) == "Tensor[A=8 [B / 2]=32](int64)"
+
+
+def test_names_and_whole_terms_build_the_same_tensor() -> None:
+    x = ints(8, 64)
+    assert tcp.Tensor(x, m["A, B"]).terms == tcp.Tensor(x, "A B").terms
+    assert tcp.Tensor(x, "A B").whole
+
+
+@pytest.mark.parametrize(
+    ("axes", "shape", "rule"),
+    [
+        (m["A, B / 2"], (8, 64), "ShapeMismatch"),
+        (m["A, B # 70"], (8, 70), "NotATerm"),
+        (m["[A, B] / 2"], (256,), "NotATerm"),
+        (m["B % 4, B / 2"], (4, 32), "DuplicateAxis"),
+    ],
+)
+def test_bad_terms_are_refused(axes: tcp.Mapping, shape: tuple[int, ...], rule: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(np.zeros(shape), axes)
+    assert (info.value.stage, info.value.rule) == ("Tensor", rule)
+
+
+def test_sizes_do_not_go_with_a_mapping() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(ints(8, 32), m["A, B / 2"], sizes={"A": 8})
+    assert info.value.rule == "AxisSizes"
+
+
+def test_to_numpy_regroups_digits() -> None:
+    x = ints(4, 64, 8)
+    t = tcp.Tensor(x, m["Wp / 64, Wp % 64, A"])
+    np.testing.assert_array_equal(t.to_numpy("A Wp"), x.reshape(256, 8).T)
+    np.testing.assert_array_equal(t.to_numpy(m["A, Wp % 64, Wp / 64"]), x.transpose(2, 1, 0))
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(ints(4, 8), m["Wp / 64, Wp % 8"]).to_numpy("Wp")
+    assert info.value.rule == "AxesMismatch" and "Wp / 64, Wp % 8" in info.value.detail
+
+
+# -- tiles --------------------------------------------------------------------------------------
+def test_a_tile_is_a_view_that_fixes_its_digit() -> None:
+    x = ints(256, 32)
+    t = tcp.Tensor(x, "Wp H")
+    tile = t.tile(m["Wp / 64"], 2)
+    assert tile.axes == ("Wp % 64", "H") and tile.fixed == {"Wp / 64": 2}
+    assert np.shares_memory(tile.values, x)
+    np.testing.assert_array_equal(tile.values, x[128:192])
+    assert repr(tile) == "Tensor[[Wp % 64]=64 H=32 | Wp / 64 = 2](int64)"
+
+
+def test_a_middle_digit_keeps_the_digits_around_it() -> None:
+    x = ints(256, 32)
+    tile = tcp.Tensor(x, "Wp H").tile(m["Wp / 8 % 4"], 1)
+    assert tile.axes == ("Wp / 32", "Wp % 8", "H")
+    np.testing.assert_array_equal(tile.values, x.reshape(8, 4, 8, 32)[:, 1])
+    assert np.shares_memory(tile.values, x)
+
+
+@pytest.mark.parametrize(
+    ("digit", "index", "rule", "words"),
+    [
+        (m["Wp / 64"], 4, "TileIndex", "no tile Wp / 64 = 4"),
+        (m["Wp / 64"], -1, "TileIndex", "no tile Wp / 64 = -1"),
+        (m["Wp / 64"], 1.0, "TileIndex", "must be an int"),
+        (m["Wp / 64"], True, "TileIndex", "must be an int"),
+        (m["A"], 0, "DigitNotInTensor", "has no axis A"),
+        (m["Wp, H"], 0, "NotATerm", "Wp, H is not one digit"),
+        ("Wp / 64", 0, "NotAMapping", "got str"),
+    ],
+)
+def test_bad_tiles_name_the_tensor_and_the_digit(digit: object, index: object, rule: str, words: str) -> None:
+    t = tcp.Tensor(ints(256, 32), "Wp H")
+    with pytest.raises(tcp.LayoutError) as info:
+        t.tile(digit, index)  # type: ignore[arg-type]
+    assert (info.value.stage, info.value.rule) == ("Tensor", rule)
+    assert words in info.value.detail
+
+
+def test_a_digit_outside_the_held_terms_is_refused() -> None:
+    tile = tcp.Tensor(ints(256, 32), "Wp H").tile(m["Wp / 64"], 1)
+    with pytest.raises(tcp.LayoutError) as info:
+        tile.tile(m["Wp / 64"], 0)
+    assert info.value.rule == "DigitFixed" and "Wp / 64 = 1" in info.value.detail
+    with pytest.raises(tcp.LayoutError) as info:
+        tile.tile(m["Wp / 32"], 0)
+    assert info.value.rule == "DigitNotInTensor" and "Wp % 64" in info.value.detail
+
+
+# -- writing back -------------------------------------------------------------------------------
+def test_assign_writes_a_part_into_the_tile_it_fixes() -> None:
+    full = np.zeros((256, 32))
+    source = ints(256, 32).astype(float)
+    part = tcp.Tensor(source, "Wp H").tile(m["Wp / 64"], 3)
+    tcp.Tensor(full, "Wp H").assign(part)
+    np.testing.assert_array_equal(full[192:], source[192:])
+    assert not full[:192].any()
+
+
+def test_assign_into_an_explicit_tile_regroups_the_part() -> None:
+    full = np.zeros((32, 256))
+    part = tcp.Tensor(np.arange(64 * 32, dtype=float).reshape(32, 64), m["H, Wp % 64"])
+    tcp.Tensor(full, "H Wp").tile(m["Wp / 64"], 1).assign(part)
+    np.testing.assert_array_equal(full[:, 64:128], part.values)
+    assert not full[:, :64].any() and not full[:, 128:].any()
+
+
+@pytest.mark.parametrize(
+    ("target", "rule"),
+    [
+        (lambda full: tcp.Tensor(full, "Wp H").tile(m["Wp / 64"], 1), "TileMismatch"),
+        (lambda full: tcp.Tensor(full.reshape(256, 4, 8), m["Wp, H / 8, A"]), "TileMismatch"),
+        (lambda full: tcp.Tensor(full[:8], "A H"), "DigitNotInTensor"),
+        (lambda full: tcp.Tensor(np.broadcast_to(full, full.shape), "Wp H"), "ReadOnly"),
+    ],
+)
+def test_a_part_that_does_not_fit_writes_nothing(target: object, rule: str) -> None:
+    full = np.zeros((256, 32))
+    part = tcp.Tensor(np.ones((256, 32)), "Wp H").tile(m["Wp / 64"], 3)
+    with pytest.raises(tcp.LayoutError) as info:
+        target(full).assign(part)  # type: ignore[operator]
+    assert (info.value.stage, info.value.rule) == ("Tensor", rule)
+    assert not full.any()
+
+
+def test_assign_takes_a_tensor() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(np.zeros((8, 32)), "A H").assign(np.ones((8, 32)))  # type: ignore[arg-type]
+    assert info.value.rule == "NotATensor"
+
+
+# -- layouts hold exactly the tensor's digits -----------------------------------------------------
+Half = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["A"], m["B / 2"]]
+
+
+def test_a_layout_holding_part_of_an_axis_takes_a_tensor_over_that_part() -> None:
+    x = ints(8, 32)
+    s = Half(tcp.Device().main, tcp.Tensor(x, m["A, B / 2"]))
+    assert s.to_tensor().axes == ("A", "B / 2")
+    np.testing.assert_array_equal(s.physical()[0, 0, 0], x)
+
+
+def test_a_whole_axis_on_a_partial_layout_says_which_tile_or_terms_fit() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        Half(tcp.Device().main, tcp.Tensor(ints(8, 64), "A B"))
+    error = info.value
+    assert error.rule == "AxisNotCovered"
+    assert error.detail == "the layout A # 4096, B / 2 does not hold every element of the tensor over A B"
+    assert 't.tile(m["B % 2"], i)' in error.hint and 'tcp.Tensor(array, m["A, B / 2"])' in error.hint
+
+
+def test_digits_the_layout_lacks_are_named() -> None:
+    layout = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["A"], m["[B / 2 % 16] # 32"]]
+    with pytest.raises(tcp.LayoutError) as info:
+        layout(tcp.Device().main, tcp.Tensor(ints(8, 2, 16), m["A, B / 32, B / 2 % 16"]))
+    assert info.value.rule == "DigitNotInLayout" and "B / 32 of B" in info.value.detail
+    assert 't.tile(m["B / 32"], i)' in info.value.hint
+
+
+def test_digits_the_tensor_lacks_are_named() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        Half(tcp.Device().main, tcp.Tensor(ints(8, 16), m["A, B / 4"]))
+    assert info.value.rule == "DigitNotInTensor" and "B / 2 % 2 of B" in info.value.detail
+    assert 'm["A, B / 2"]' in info.value.hint
+
+
+def test_a_layout_holding_a_digit_the_tile_fixes_says_so() -> None:
+    layout = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["A, B / 32"], m["B % 32"]]
+    tile = tcp.Tensor(ints(8, 64), "A B").tile(m["B / 32"], 1)
+    with pytest.raises(tcp.LayoutError) as info:
+        layout(tcp.Device().main, tile)
+    assert info.value.rule == "DigitNotInTensor" and "fixes B / 32 = 1" in info.value.detail
+
+
+# -- results hold exactly their layout's terms ----------------------------------------------------
+def _split_reduction() -> tcp.ContractTensor:  # type: ignore[type-arg]
+    """K = 32 on the slices as K / 16 and in the packet as K % 16, the packet summed away."""
+    stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, m["K / 16 # 256"], m["A"], m["K % 16 # 16"]]
+    weight = tcp.TrfTensor[tcp.bf16, Chip, Cluster, m["K / 16 # 256"], m["R"], m["K % 16"]]
+    x = tcp.Tensor(RNG.standard_normal((8, 32)), "A K")
+    w = tcp.Tensor(RNG.standard_normal((8, 32)), "R K")
+    return (
+        stream(tcp.Device().main, x)
+        .contract_outer(weight(w), out_time=m["A"], out_packet=m["K % 16"])
+        .contract_packet(out_packet=m["1"])
+        .contract_time(out_time=m["A"])
+        .contract_lane(out_time=m["A"], out_packet=m["R"])
+    )
+
+
+def test_a_result_holds_no_padding() -> None:
+    result = _split_reduction().to_tensor()
+    assert result.axes == ("K / 16", "A", "R") and result.shape == (2, 8, 8)
+
+
+def test_a_result_of_a_tile_carries_its_fixed_digit() -> None:
+    stream = tcp.CollectTensor[tcp.i8, Chip, Cluster, m["Wp / 8 % 8 # 256"], m["1"], m["H"]]
+    weight = tcp.TrfTensor[tcp.i8, Chip, Cluster, m["Wp / 8 % 8 # 256"], m["Wp % 8"], m["H"]]
+    x = tcp.Tensor(ints(32), "H")
+    w = ints(256, 32)
+    logits = np.zeros(256, dtype=np.int64)
+    out = tcp.Tensor(logits, "Wp")
+    for i in range(4):
+        part = (
+            stream(tcp.Device().main, x)
+            .contract_outer(weight(tcp.Tensor(w, "Wp H").tile(m["Wp / 64"], i)), out_time=m["1"], out_packet=m["H"])
+            .contract_packet(out_packet=m["1"])
+            .contract_time(out_time=m["1"])
+            .contract_lane(out_time=m["1"], out_packet=m["Wp % 8"])
+            .to_tensor()
+        )
+        assert part.fixed == {"Wp / 64": i}
+        out.assign(part)
+    np.testing.assert_array_equal(logits, w @ x.values)
