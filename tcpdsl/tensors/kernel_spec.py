@@ -19,7 +19,7 @@ import numpy as np
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
-from tcpdsl.tensors.device import Device, TuContext
+from tcpdsl.tensors.device import Device, Topology, TuContext
 from tcpdsl.tensors.subscription import Spec, Specialised
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.tensors.placement import plan
@@ -144,11 +144,13 @@ def kernels_in(module: types.ModuleType) -> list[KernelSpec]:
 def random_case(fn: object, seed: int = 0, device: Device | None = None) -> Case:
     """Random logical inputs for ``fn`` (fixed by ``seed``), laid out as its parameter types.
 
-    The first parameter is placed in ``device.main`` and the others in ``device.sub``.
+    The first parameter is placed in ``device.main`` and the others in ``device.sub``. Without a
+    ``device``, the kernel gets one with as many chips as its widest Chip layout.
     """
     spec = fn if isinstance(fn, KernelSpec) else describe(fn)
     rng = np.random.default_rng(seed)
-    dev = device if device is not None else Device()
+    chips = max((p.spec.layout("Chip").size for p in spec.params), default=1)
+    dev = device if device is not None else Device(Topology(chips=chips))
     logical: dict[str, Tensor] = {}
     inputs: dict[str, object] = {}
     for index, param in enumerate(spec.params):
