@@ -56,7 +56,8 @@ def test_describe_finds_the_fully_held_axes() -> None:
     assert spec.name == "tiled"
     assert [p.name for p in spec.params] == ["x", "w"]
     x, w = spec.params
-    # The stream holds only J / 32 and J / 8 % 4 (it is reused across J % 8): J is not its axis.
+    # The stream's layout holds only J / 32 and J / 8 % 4 of J, which the weights hold whole: the
+    # stream is reused across J % 8, a broadcast over J. Likewise the weights over I / 32.
     assert x.axes == ("I", "K") and x.sizes == {"I": 64, "K": 32}
     assert w.axes == ("J", "K")
     assert x.family == "CollectTensor" and x.dtype is tcp.i8
@@ -74,11 +75,15 @@ def test_describe_refuses_what_it_cannot_drive() -> None:
         describe(untyped)
 
 
-def test_kernels_in_reports_a_kernel_it_cannot_drive() -> None:
+def test_kernels_in_describes_a_kernel_it_cannot_drive_with_the_reason() -> None:
     import sys
 
+    found = {spec.name: spec for spec in kernels_in(sys.modules[__name__])}
+    assert found["tiled"].skip is None
+    reason = found["untyped"].skip
+    assert reason is not None and "parameter x of untyped" in reason and found["untyped"].params == ()
     with pytest.raises(KernelSpecError, match="parameter x of untyped"):
-        kernels_in(sys.modules[__name__])
+        random_case(found["untyped"])
 
 
 def test_random_case_is_seeded_and_consistent() -> None:

@@ -20,6 +20,7 @@ class KernelResult:
     name: str
     kind: str  # "kernel", "main" or "import"
     passed: bool = False
+    skipped: str | None = None  # why the runner could not drive it (neither a pass nor a failure)
     error: str | None = None
     seconds: float = 0.0
     output: str = ""
@@ -32,6 +33,8 @@ class KernelResult:
 
     @property
     def status(self) -> str:
+        if self.skipped is not None:
+            return "SKIP"
         return "PASS" if self.passed else "FAIL"
 
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
@@ -46,6 +49,7 @@ class KernelResult:
             "kind": self.kind,
             "status": self.status,
             "error": self.error,
+            "skipped": self.skipped,
             "seconds": round(self.seconds, 4),
             "dtype": self.dtype,
             "accumulator": self.accumulator,
@@ -83,8 +87,12 @@ class RunSummary:
         return sum(r.passed for r in self.results)
 
     @property
+    def skipped(self) -> int:
+        return sum(r.skipped is not None for r in self.results)
+
+    @property
     def failed(self) -> int:
-        return len(self.results) - self.passed
+        return len(self.results) - self.passed - self.skipped
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -92,6 +100,7 @@ class RunSummary:
             "evaluator": self.evaluator,
             "passed": self.passed,
             "failed": self.failed,
+            "skipped": self.skipped,
             "results": [r.to_json() for r in self.results],
         }
 
@@ -128,6 +137,8 @@ def render_result(result: KernelResult) -> str:
     if result.max_error is not None:
         bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
         lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")
+    if result.skipped is not None:
+        lines.append("  skipped: " + result.skipped)
     if result.output.strip():
         lines += ["  output:"] + ["    " + line for line in result.output.rstrip().splitlines()]
     if result.error:
@@ -140,7 +151,8 @@ def render_result(result: KernelResult) -> str:
 
 def render_summary(summary: RunSummary) -> str:
     total = len(summary.results)
+    skipped = f", {summary.skipped} skipped" if summary.skipped else ""
     return (
-        f"{summary.passed} of {total} passed, {summary.failed} failed "
+        f"{summary.passed} of {total} passed, {summary.failed} failed{skipped} "
         f"(seed {summary.seed}, evaluator {summary.evaluator})"
     )

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from tcpdsl.cli.report import KernelResult, RunSummary, render_result, render_summary
 from tcpdsl.cli.stages import chain_stages
-from tcpdsl.errors import TcpError
+from tcpdsl.errors import LayoutError, TcpError
 
 EVALUATORS: Final = ("fused", "simulate")
 USAGE_ERROR: Final = 2
@@ -90,19 +90,36 @@ def _failure(error: BaseException) -> str:
 
 
 def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult:
-    """Run one kernel on random inputs and compare it with the oracle."""
+    """Run one kernel on random inputs and compare it with the oracle.
+
+    A kernel the runner cannot drive, or whose result the oracle cannot follow, is skipped with
+    the reason: it is neither a pass nor a failure.
+    """
     from tcpdsl.evaluate import oracle
     from tcpdsl.evaluate.select import evaluator as using
-    from tcpdsl.tensors.kernel_spec import random_case
+    from tcpdsl.tensors.kernel_spec import KernelSpecError, random_case
 
     started = time.perf_counter()
     output = io.StringIO()
     result = KernelResult(str(file), spec.name, "kernel")
+    if spec.skip is not None:
+        result.skipped = spec.skip
+        return result
     try:
         with contextlib.redirect_stdout(output), using(evaluator):
-            case = random_case(spec, seed)
+            try:
+                case = random_case(spec, seed)
+            except KernelSpecError as error:
+                result.skipped = str(error)
+                return result
             value = spec.function(**case.inputs)
-            check = oracle.check(value, case.logical)
+            try:
+                check = oracle.check(value, case.logical)
+            except LayoutError as error:
+                if error.rule != "NoOracle":
+                    raise
+                result.skipped = error.detail
+                return result
         chain = getattr(value, "chain", None)
         if chain is not None:
             result.describe_chain(chain, chain_stages(chain))
@@ -167,8 +184,8 @@ def run_path(path: Path, seed: int, evaluator: str, progress: Any) -> RunSummary
 
 
 def _progress_line(result: KernelResult, progress: Any) -> None:
-    status = "PASS" if result.passed else "FAIL"
-    print(f"    {result.name}: {status} ({result.seconds:.2f} s)", file=progress, flush=True)
+    reason = f": {result.skipped}" if result.skipped is not None else ""
+    print(f"    {result.name}: {result.status} ({result.seconds:.2f} s){reason}", file=progress, flush=True)
 
 
 def execute(args: argparse.Namespace) -> int:

@@ -1,9 +1,12 @@
-"""An independent numpy oracle for contraction results.
+"""An independent numpy oracle for contraction results, and the check ``tcpdsl run`` applies.
 
-It works on logical tensors only: multiply the stream and the weight (broadcasting each over the
-axes it lacks), sum every axis absent from the output, and replicate over output axes that neither
-operand has. Floats are computed in float64 and integers in int64, wrapped to i32 at the end the way
-the accumulator wraps. It shares no code with the evaluators, so it can catch their mistakes.
+:func:`einsum_oracle` works on whole logical tensors: multiply the stream and the weight
+(broadcasting each over the axes it lacks), sum every axis absent from the output, and replicate
+over output axes that neither operand has. :func:`check` compares a kernel's result with the fold
+of its chain over digits (:mod:`tcpdsl.evaluate.chain_oracle`), which also covers partial tensors,
+split reductions and reduced broadcast axes. Floats are computed in float64 and integers in
+int64, wrapped to i32 at the end the way the accumulator wraps. Neither shares code with the
+evaluators, so they can catch their mistakes.
 """
 
 from __future__ import annotations
@@ -18,25 +21,15 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.logical import Tensor, axis_names
-from tcpdsl.tensors.placement import held
+from tcpdsl.evaluate import chain_oracle
+from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
+from tcpdsl.tensors.logical import Tensor, axis_names, same_digits
+from tcpdsl.tensors.term_arrays import rearrange
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 
 Array = npt.NDArray[Any]
 _STAGE = "oracle"
 _RESULTS = (ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor)
-
-
-def _exact(tensor: Tensor) -> tuple[Array, bool]:
-    """The values as float64 or int64, and whether they are integers."""
-    values = tensor.values
-    if values.dtype.kind in "iub" or values.dtype.name == "int4":
-        return values.astype(np.int64), True
-    return values.astype(np.float64), False
-
-
-def _wrap_i32(values: Array) -> Array:
-    return (((values + 2**31) % 2**32) - 2**31).astype(np.int32)
 
 
 def einsum_oracle(
@@ -65,15 +58,16 @@ def einsum_oracle(
         if a not in sizes and a not in out_sizes:
             raise LayoutError(_STAGE, "UnknownAxis", f"output axis {a} is in neither operand; give its size in out_axes")
     for t in (stream, weight):
+        if not t.whole:
+            raise LayoutError(_STAGE, "PartialTensor", f"einsum_oracle takes whole tensors, got {t!r}",
+                              hint="check a kernel over part of an axis with oracle.check(result)")
         for a in t.axes:
             if sizes[a] != t.sizes[a]:
                 raise LayoutError(_STAGE, "AxisSize", f"axis {a} has different sizes in the stream and the weight")
-    (lhs, lhs_int), (rhs, rhs_int) = _exact(stream), _exact(weight)
-    integer = lhs_int and rhs_int
+    lhs, rhs = exact_values(stream.values, magnitude), exact_values(weight.values, magnitude)
+    integer = lhs.dtype.kind == "i" and rhs.dtype.kind == "i"
     if not integer:
         lhs, rhs = lhs.astype(np.float64), rhs.astype(np.float64)
-    if magnitude:
-        lhs, rhs = np.abs(lhs), np.abs(rhs)
     letters = {a: string.ascii_letters[i] for i, a in enumerate(dict.fromkeys((*stream.axes, *weight.axes, *names)))}
     carried = [a for a in names if a in sizes]
     spec = (
@@ -87,7 +81,7 @@ def einsum_oracle(
     shape = tuple(sizes[a] if a in sizes else out_sizes[a] for a in names)
     expanded = product.reshape(tuple(sizes[a] if a in sizes else 1 for a in names))
     out = np.broadcast_to(expanded, shape).copy()
-    return _wrap_i32(out) if integer and not magnitude else out
+    return wrap_i32(out) if integer and not magnitude else out
 
 
 @dataclass(frozen=True)
@@ -106,53 +100,45 @@ class OracleCheck:
 def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | None = None) -> OracleCheck:
     """Compare a kernel's result with the oracle.
 
-    A contraction result is compared with :func:`einsum_oracle` over its own operands (exactly for
-    integers; for floats within ``1e-5`` of the sum of product magnitudes, since the accumulator is
-    f32). Any other tensor (e.g. a TRF loaded by ``to_trf``) must equal the single logical input.
+    A contraction result is compared with the fold of its chain over the digits each mapping holds
+    (:func:`tcpdsl.evaluate.chain_oracle.expected`): exactly for integers; for floats within
+    ``1e-5`` of the sum of product magnitudes, since the accumulator is f32. Any other tensor
+    (e.g. a TRF loaded by ``to_trf``) must equal the single logical input.
     """
     if isinstance(result, _RESULTS):
-        chain = result.chain
-        stream = Tensor(chain.stream.values, chain.stream.axes, sizes=_sizes(chain.stream.mapping, chain.stream.axes))
-        weight = Tensor(chain.weight.values, chain.weight.axes, sizes=_sizes(chain.weight.mapping, chain.weight.axes))
-        mapping = chain.result_mapping()
         actual_tensor = result.to_tensor()
-        out_sizes = {a: actual_tensor.sizes[a] for a in actual_tensor.axes}
-        expected = einsum_oracle(stream, weight, out_sizes)
-        scale = einsum_oracle(stream, weight, out_sizes, magnitude=True)
-        covered = held(mapping, actual_tensor.axes)
-        return _compare(actual_tensor, expected, scale, covered)
+        expected, terms = chain_oracle.expected(result.chain)
+        if terms != actual_tensor.terms:
+            raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+        exact = np.asarray(actual_tensor.values).dtype.kind in "iu"
+        scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
+        return _compare(actual_tensor, expected, scale)
     to_tensor = getattr(result, "to_tensor", None)
     if to_tensor is None:
         raise LayoutError(_STAGE, "NotATensor", f"cannot check a {type(result).__name__} against the oracle")
     actual_tensor = to_tensor()
     inputs = list(logical.values()) if isinstance(logical, MappingABC) else list(logical or [])
-    if len(inputs) != 1 or sorted(inputs[0].axes) != sorted(actual_tensor.axes):
+    if len(inputs) != 1 or not same_digits(inputs[0].terms, actual_tensor.terms):
         raise LayoutError(_STAGE, "NoOracle", "a result that is not a contraction is compared with its one logical input")
     source = inputs[0]
-    expected = np.asarray(source.to_numpy(actual_tensor.axes))
-    everywhere = np.ones(expected.shape, dtype=np.bool_)
-    return _compare(actual_tensor, expected, np.abs(expected.astype(np.float64)), everywhere)
+    expected = np.array(rearrange(source.values, source.terms, actual_tensor.terms))
+    return _compare(actual_tensor, expected, np.abs(expected.astype(np.float64)))
 
 
-def _sizes(mapping: Any, axes: tuple[str, ...]) -> dict[str, int]:
-    sizes: dict[str, int] = mapping.axis_sizes()
-    return {a: sizes[a] for a in axes}
-
-
-def _compare(actual_tensor: Tensor, expected: Array, scale: Array, held: Array) -> OracleCheck:
+def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleCheck:
     actual = np.asarray(actual_tensor.values)
     exact = actual.dtype.kind in "iu"
     if exact:
         error = np.abs(actual.astype(np.int64) - expected.astype(np.int64))
-        max_error = float(error[held].max(initial=0))
+        max_error = float(error.max(initial=0))
         tolerance = 0.0
         passed = max_error == 0.0
     else:
         diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
         bound = 1e-5 * scale + 1e-30
-        max_error = float(diff[held].max(initial=0.0))
-        tolerance = float(bound[held].max(initial=0.0))
-        passed = bool(np.all(diff[held] <= bound[held]))
+        max_error = float(diff.max(initial=0.0))
+        tolerance = float(bound.max(initial=0.0))
+        passed = bool(np.all(diff <= bound))
     return OracleCheck(actual_tensor.axes, expected, actual, max_error, tolerance, exact, passed)
 
 

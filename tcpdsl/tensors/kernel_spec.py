@@ -2,12 +2,18 @@
 
 A kernel is a ``@tcp.kernel`` function whose parameters are annotated with subscripted
 ``CollectTensor`` or ``TrfTensor`` types. For each parameter the runner learns its dtype, layout
-and the logical axes its layout holds completely; :func:`random_case` draws logical data with a
-fixed seed and lays it out, so the same seed always gives the same inputs.
+and the terms its layout holds (:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them
+such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
+is left out, so the data is broadcast over it, as a model's activations are over the slices that
+index a weight axis. :func:`random_case` draws logical data over exactly those terms with a fixed seed and lays it
+out, so every input fits its layout and the same seed gives the same inputs. A
+kernel the runner cannot drive (a parameter of another type, a layout with no digit form) is
+described with the reason, so that a runner can skip it and go on with its neighbours.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import types
 from collections.abc import Callable
@@ -17,12 +23,12 @@ from typing import Any, Final
 import numpy as np
 
 from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra.terms import Term, held
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext
 from tcpdsl.tensors.subscription import Spec, Specialised
 from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.placement import plan
 from tcpdsl.tensors.scalars import Scalar, cast
 
 # Integer ranges keep sums of a few thousand products well inside i32.
@@ -47,8 +53,17 @@ class TensorParam:
     name: str
     hint: type
     spec: Spec
-    axes: tuple[str, ...]  # logical axes the layout holds completely, first-encounter order
-    sizes: dict[str, int]
+    terms: tuple[Term, ...]  # what its data holds, one dimension per term (see the module docstring)
+
+    @property
+    def axes(self) -> tuple[str, ...]:
+        """The dimensions of its logical data, as :attr:`Tensor.axes` names them."""
+        return tuple(t.axis if t.whole else t.text for t in self.terms)
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """The declared size of every axis it holds a digit of."""
+        return {t.axis: t.n for t in self.terms}
 
     @property
     def family(self) -> str:
@@ -63,15 +78,15 @@ class TensorParam:
         return pairs(list(self.spec.layouts))
 
     def random_tensor(self, rng: np.random.Generator) -> Tensor:
-        """Random logical data over :attr:`axes`, already representable in the dtype."""
-        shape = tuple(self.sizes[a] for a in self.axes)
+        """Random logical data over :attr:`terms`, already representable in the dtype."""
+        shape = tuple(t.count for t in self.terms)
         dtype = self.dtype
         if dtype.is_float:
             raw: np.ndarray[Any, Any] = rng.standard_normal(shape)
         else:
             low, high = _INT_RANGES.get(dtype.name, (-8, 8))
             raw = rng.integers(low, high, size=shape)
-        return Tensor(cast(raw, dtype), self.axes, sizes=self.sizes)
+        return Tensor.of_terms(cast(raw, dtype), self.terms)
 
     def build(self, tensor: Tensor, context: TuContext) -> object:
         """Lay ``tensor`` out as this parameter's type."""
@@ -80,7 +95,8 @@ class TensorParam:
 
 @dataclass(frozen=True)
 class KernelSpec:
-    """A kernel and its tensor parameters, in signature order."""
+    """A kernel and its tensor parameters, in signature order; ``skip`` says why a runner cannot
+    drive it (then ``params`` is empty)."""
 
     name: str
     qualname: str
@@ -88,6 +104,7 @@ class KernelSpec:
     function: Callable[..., Any]
     params: tuple[TensorParam, ...]
     returns: object
+    skip: str | None = None
 
 
 @dataclass(frozen=True)
@@ -105,39 +122,76 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
             f"parameter {name} of {where} must be annotated with a subscripted CollectTensor or TrfTensor, got {hint!r}"
         )
     full = pairs(list(spec.layouts))
-    p = plan(full)
-    sizes = full.axis_sizes()
-    axes = tuple(a for a in full.axes if p.coverage((a,)))
-    while axes and not p.coverage(axes):
-        axes = axes[:-1]
-    return TensorParam(name, hint, spec, axes, {a: sizes[a] for a in axes})
+    found = held(full)
+    if found.irregular:
+        raise KernelSpecError(
+            f"parameter {name} of {where}: its layout {full} holds a part of {', '.join(found.irregular)} "
+            "that is no set of digits, so no logical tensor fits it"
+        )
+    return TensorParam(name, hint, spec, found.terms)
 
 
-def describe(fn: object) -> KernelSpec:
-    """The tensor parameters of the ``@tcp.kernel`` function ``fn``."""
+def _digit_set(terms: tuple[Term, ...], axis: str) -> set[int]:
+    """The coordinates of ``axis`` that ``terms`` spell."""
+    out = {0}
+    for t in terms:
+        if t.axis == axis:
+            out = {v + k * t.stride for v in out for k in range(t.count)}
+    return out
+
+
+def _broadcasts(params: list[TensorParam]) -> tuple[TensorParam, ...]:
+    """Each parameter without the axes it holds only part of while another holds more of them.
+
+    Such digits repeat the data for each block of the other operand (a stream reused across the
+    weight's lanes, activations over the slices that index a weight axis): a broadcast.
+    """
+    out = []
+    for param in params:
+        kept = []
+        for term in param.terms:
+            mine = _digit_set(param.terms, term.axis)
+            if not any(mine < _digit_set(other.terms, term.axis) for other in params if other is not param):
+                kept.append(term)
+        out.append(dataclasses.replace(param, terms=tuple(kept)))
+    return tuple(out)
+
+
+def describe(fn: object, *, strict: bool = True) -> KernelSpec:
+    """The tensor parameters of the ``@tcp.kernel`` function ``fn``.
+
+    A kernel a runner cannot drive raises :class:`KernelSpecError`, or with ``strict=False`` is
+    described with the reason in ``skip``.
+    """
     info = kernel_info(fn)
     if info is None:
         raise KernelSpecError(f"{fn!r} is not a @tcp.kernel function")
     params = []
-    for name, parameter in info.signature.parameters.items():
-        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise KernelSpecError(f"{info.qualname} takes *args/**kwargs; a runner cannot fill them")
-        hint = info.hints.get(name)
-        if parameter.default is not inspect.Parameter.empty and not isinstance(hint, Specialised):
-            continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
-        if hint is None:
-            raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
-        params.append(_param(name, hint, info.qualname))
-    return KernelSpec(info.name, info.qualname, info.module, fn, tuple(params), info.hints.get("return"))  # type: ignore[arg-type]
+    try:
+        for name, parameter in info.signature.parameters.items():
+            if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                raise KernelSpecError(f"{info.qualname} takes *args/**kwargs; a runner cannot fill them")
+            hint = info.hints.get(name)
+            if parameter.default is not inspect.Parameter.empty and not isinstance(hint, Specialised):
+                continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
+            if hint is None:
+                raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
+            params.append(_param(name, hint, info.qualname))
+    except KernelSpecError as error:
+        if strict:
+            raise
+        return KernelSpec(info.name, info.qualname, info.module, fn, (), info.hints.get("return"), str(error))  # type: ignore[arg-type]
+    return KernelSpec(info.name, info.qualname, info.module, fn, _broadcasts(params), info.hints.get("return"))  # type: ignore[arg-type]
 
 
 def kernels_in(module: types.ModuleType) -> list[KernelSpec]:
-    """Every kernel defined in ``module`` (not imported into it), in definition order."""
+    """Every kernel defined in ``module`` (not imported into it), in definition order; one a
+    runner cannot drive is described with the reason in ``skip``."""
     found = []
     for value in vars(module).values():
         info = kernel_info(value)
         if info is not None and info.module == module.__name__:
-            found.append(describe(value))
+            found.append(describe(value, strict=False))
     return found
 
 
@@ -148,6 +202,8 @@ def random_case(fn: object, seed: int = 0, device: Device | None = None) -> Case
     ``device``, the kernel gets one with as many chips as its widest Chip layout.
     """
     spec = fn if isinstance(fn, KernelSpec) else describe(fn)
+    if spec.skip is not None:
+        raise KernelSpecError(spec.skip)
     rng = np.random.default_rng(seed)
     chips = max((p.spec.layout("Chip").size for p in spec.params), default=1)
     dev = device if device is not None else Device(Topology(chips=chips))
