@@ -106,6 +106,12 @@ def test_bf16_widening_flushes_and_canonicalises() -> None:
     assert [int(v) for v in got.view(np.uint32)] == [0x00000000, 0x80000000, 0x7FC00000, 0xFF800000, 0x3F800000]
 
 
+@pytest.mark.parametrize("dtype", ["bf16", "f8e4m3", "f32", "i8", "i4"])
+def test_widening_keeps_the_shape_of_a_scalar(dtype: str) -> None:
+    # A 0-d operand (every axis of size 1) must widen to a 0-d accumulator, not to one element.
+    assert widen(cast(np.asarray(1.5), dtype), dtype).shape == ()
+
+
 def test_f8e4m3_saturates_at_448() -> None:
     got = cast(np.array([448, 460, 500, 1e6, np.inf, -np.inf, -1000], dtype=np.float32), f8e4m3)
     assert [float(v) for v in got] == [448, 448, 448, 448, 448, -448, -448]

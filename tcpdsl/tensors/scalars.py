@@ -140,7 +140,7 @@ def _flush_f32(x: Array) -> Array:
     subnormal) or all ones (infinity or NaN), since this runs on every operand. The caller passes
     an array it owns.
     """
-    out = np.ascontiguousarray(x, dtype=np.float32)
+    out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
     bits = out.view(np.uint32).reshape(-1)
     special = _extremes(bits, 0x7F800000, 0x00800000)
     if special.size:
@@ -253,7 +253,8 @@ def widen(array: npt.ArrayLike, frm: ScalarLike) -> Array:
     if not source.is_float:
         return _wrap(_as_int64(src), source.value_bits).astype(np.int32)
     if source is bf16:
-        return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy))
+        # ascontiguousarray makes a 0-d array 1-d; a scalar operand (no axes) must stay 0-d.
+        return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape))
     if source is f32:
         return _flush_f32(src.astype(np.float32))
     return src.astype(source.numpy).astype(np.float32)
