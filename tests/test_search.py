@@ -5,10 +5,14 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcpdsl as tcp
+from tcpdsl.algebra.cells import PaddingKind
+from tcpdsl.algebra.scope import parse
 from tcpdsl.planner import Plan
-from tcpdsl.planner.layout import Digit, Layout
+from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.verify import check_pairing
 
 SMALL = {
@@ -194,13 +198,55 @@ def test_no_time_is_a_budget_error_and_a_short_budget_is_not_exhausted() -> None
 
 
 def test_layout_text_parses_to_the_digits_it_names() -> None:
-    sizes = {"L": 3072, "H": 1024}
     layout = Layout.of(Digit("L", 3072, 8, 3), Digit("H", 1024, 1, 1024))
     assert layout.text() == "L / 8 % 3, H"
     outer, inner = layout.split(16) or (None, None)
     assert outer is not None and inner is not None
     assert (outer.text(), inner.text()) == ("L / 8 % 3, H / 16", "H % 16")
-    assert outer.mapping(sizes).pair(inner.mapping(sizes)) == layout.mapping(sizes)
+    assert outer.mapping.pair(inner.mapping) == layout.mapping
     assert Layout.of(Digit("L", 3072, 1, 6)).padded(8).text() == "L % 6 # 8"
     assert Layout().padded(2).text() == "1 # 2"
     assert Layout.of(Digit("L", 3072, 1, 6)).split(4) is None
+
+
+_AXES = {"A": 24, "B": 16, "C": 7}
+
+
+@st.composite
+def _layouts(draw: st.DrawFn) -> Layout:
+    """Digits of distinct axes (each a contiguous piece of its axis), some padded, in any order."""
+    parts: list[Digit | Group] = []
+    for axis in draw(st.permutations(sorted(_AXES))):
+        size = _AXES[axis]
+        if not draw(st.booleans()):
+            continue
+        stride = draw(st.sampled_from([d for d in range(1, size + 1) if size % d == 0]))
+        count = draw(st.sampled_from([c for c in range(1, size // stride + 1) if (size // stride) % c == 0]))
+        digit = Digit(axis, size, stride, count)
+        if draw(st.booleans()):
+            kind = draw(st.sampled_from([PaddingKind.TOP, PaddingKind.ZERO]))
+            parts.append(Group((digit,), count * draw(st.integers(1, 3)), kind))
+        else:
+            parts.append(digit)
+    return Layout.of(*parts)
+
+
+@settings(max_examples=150, deadline=None)
+@given(layout=_layouts())
+def test_a_layout_builds_the_mapping_its_text_parses_to(layout: Layout) -> None:
+    # Law: the mapping the search checks is the one its emitted text names.
+    assert layout.mapping == parse(layout.text(), _AXES)
+    assert layout.mapping.size == layout.size
+
+
+@settings(max_examples=150, deadline=None)
+@given(layout=_layouts(), cut=st.integers(1, 64))
+def test_a_split_layout_pairs_back_to_itself(layout: Layout, cut: int) -> None:
+    # Law: split is exact where it succeeds; the mapping algebra's split_at agrees with it.
+    halves = layout.split(cut)
+    if halves is None:
+        return
+    outer, inner = halves
+    assert inner.size == cut and outer.size * cut == layout.size
+    assert outer.mapping.pair(inner.mapping) == layout.mapping
+    assert (outer.mapping, inner.mapping) == layout.mapping.split_at(cut)

@@ -70,7 +70,7 @@ class Folded:
 
 def layouts(problem: Problem, c: Candidate) -> Layouts:
     def parse(layout: Layout) -> Mapping:
-        return layout.mapping(problem.sizes)
+        return layout.mapping
 
     return Layouts(
         parse(c.grid.chip), parse(c.grid.cluster), parse(c.grid.slice),
@@ -100,8 +100,8 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
     if layouts is None:
         return None
     lane_time_layout, lane_packet_layout = layouts
-    lane_time = lane_time_layout.mapping(problem.sizes)
-    lane_packet = lane_packet_layout.mapping(problem.sizes)
+    lane_time = lane_time_layout.mapping
+    lane_packet = lane_packet_layout.mapping
     _, params = compose.contract_lane(
         r.reduced_type, out_time=lane_time, out_packet=lane_packet, mode=mode, pre_reduce_time=m.outer_time
     )

@@ -1,9 +1,9 @@
 """The search loop: grids cheapest bound first, each chain checked and costed, the best ``top`` kept.
 
-Branch and bound (docs/search.md §4): a grid, or a chain whose Outer packet count is known, is
-skipped once its lower bound cannot beat the ``top``-th plan in hand; the grids come sorted by
-bound, so the first grid that cannot beat it ends the search with the space exhausted. A time
-budget ends it earlier with the best plans found so far.
+Branch and bound (docs/search.md §4): a grid, or a packet and lane choice on it, is skipped once
+the best rank it can reach cannot beat the ``top``-th plan in hand; the grids come sorted by bound,
+so the first grid slower than that plan ends the search with the space exhausted. A time budget
+ends it earlier with the best plans found so far.
 """
 
 from __future__ import annotations
@@ -14,16 +14,14 @@ from dataclasses import dataclass, field
 
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import StageError
-from tcpdsl.planner.bounds import cycles_bound
-from tcpdsl.planner.candidates import Candidate, Packing, candidates, lanes, packings
+from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
-from tcpdsl.planner.grid import Grid, GridPins, Machine, grids
-from tcpdsl.planner.layout import Layout
+from tcpdsl.planner.grid import Grid, GridPins, Machine, lay_out, spreads
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
+from tcpdsl.planner.ranking import Rank, branch_rank, plan_rank, spread_rank
 from tcpdsl.planner.source import texts
 from tcpdsl.verify import LaneMode
-from tcpdsl.verify.constants import CONTRACT_LANE_OUT_PACKET_ELEMENTS, SEQUENTIAL_PACKET_ALIGN, align_up
 
 # How often (in chains) the loop looks at the clock and redraws the progress bar.
 _CLOCK_EVERY = 16
@@ -43,22 +41,18 @@ class Settings:
 
 @dataclass
 class Found:
-    """A checked, costed chain of one orientation of the problem."""
+    """A checked, costed chain of one orientation of the problem, with its rank."""
 
     problem: Problem
     chain: Folded
+    rank: Rank = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rank = plan_rank(self.chain)
 
     @property
     def cycles(self) -> int:
         return self.chain.cost.total_cycles
-
-    def rank(self) -> tuple[int, float, int, int, int]:
-        """Fewest cycles, then the busiest multipliers, the smallest accumulator, the least replicated
-        weights and the shortest layouts."""
-        cost = self.chain.cost
-        weights = self.chain.reduced.candidate.grid.weight_cells
-        size = sum(map(len, _texts(self.chain)))
-        return (cost.total_cycles, -cost.mac_utilisation, cost.accumulator_cells or 0, weights, size)
 
 
 @dataclass
@@ -86,28 +80,35 @@ class _Search:
         self.seen: set[tuple[object, ...]] = set()
         self.outcome = Outcome([], False, 0, 0.0)
         self.work = sorted(
-            ((p, g) for p in problems for g in grids(p, settings.machine, settings.grid_pins)),
-            key=lambda pg: pg[1].order,
+            ((p, s) for p in problems for s in spreads(p, settings.machine)), key=lambda ps: ps[1].order
         )
-        self.outcome.grids = len(self.work)
 
     @property
-    def worst(self) -> int | None:
-        """Cycles a new plan must beat to enter the list (None while it has room)."""
-        return self.kept[-1].cycles if len(self.kept) >= self.settings.top else None
+    def worst(self) -> Rank | None:
+        """The rank a new plan must beat to enter the list (None while it has room)."""
+        return self.kept[-1].rank if len(self.kept) >= self.settings.top else None
 
-    def beaten(self, bound: int) -> bool:
+    def beaten(self, best: Rank) -> bool:
+        """Whether a branch whose best reachable rank is ``best`` cannot improve the list (the
+        layouts' text length, the last key, is no reason to explore)."""
         worst = self.worst
-        return worst is not None and bound > worst
+        return worst is not None and best[:-1] >= worst[:-1]
 
     def out_of_time(self) -> bool:
         return time.perf_counter() > self.deadline
 
     def run(self) -> Outcome:
         exhausted = True
-        for index, (problem, grid) in enumerate(self.work):
-            if self.beaten(grid.bound):
-                break
+        for index, (problem, spread) in enumerate(self.work):
+            worst = self.worst
+            if worst is not None and spread.bound > worst[0]:
+                break  # spreads come by bound: no later one is faster
+            if self.beaten(spread_rank(spread)):
+                continue
+            grid = lay_out(problem, spread, self.settings.machine, self.settings.grid_pins)
+            if grid is None:
+                continue
+            self.outcome.grids += 1
             if self.out_of_time() or not self.grid(problem, grid, index):
                 exhausted = False
                 break
@@ -124,9 +125,9 @@ class _Search:
             self.outcome.packets += 1
             for lane, counts in lanes(problem, grid):
                 pin = self.settings.lane_pin
-                if pin is not None and lane.mapping(problem.sizes) != pin:
+                if pin is not None and lane.mapping != pin:
                     continue
-                if self.beaten(self.bound(problem, grid, packing, lane)):
+                if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes)):
                     continue
                 for candidate in candidates(problem, grid, packing, lane, counts):
                     verdict = self.chain(problem, candidate)
@@ -139,18 +140,6 @@ class _Search:
                         if self.out_of_time():
                             return False
         return True
-
-    def bound(self, problem: Problem, grid: Grid, packing: Packing, lane: Layout) -> int:
-        """No chain with this packet and these lanes beats this: its Outer packet count is fixed
-        (every other cell of the slice is a Time cell) and its accumulator holds at least one slot."""
-        packets = grid.volume // (packing.packet.live * lane.live)
-        kept = packing.kept.size
-        cells = [
-            CONTRACT_LANE_OUT_PACKET_ELEMENTS * kept if m is LaneMode.INTERLEAVED
-            else lane.size * align_up(kept, SEQUENTIAL_PACKET_ALIGN)
-            for m in self.settings.modes
-        ]
-        return cycles_bound(problem.stream_dtype, packets, min(cells))
 
     def chain(self, problem: Problem, c: Candidate) -> str:
         """Check and cost one candidate in every mode; "capacity" when no chain on its grid fits the TRF."""
@@ -177,17 +166,13 @@ class _Search:
         self.outcome.examples.setdefault(key, error)
 
     def offer(self, found: Found) -> None:
-        signature = (found.problem.swapped, *_texts(found.chain))
+        signature = (found.problem.swapped, *vars(texts(found.chain)).values())
         if signature in self.seen:
             return
         self.seen.add(signature)
         self.kept.append(found)
-        self.kept.sort(key=Found.rank)
+        self.kept.sort(key=lambda f: f.rank)
         del self.kept[self.settings.top :]
-
-
-def _texts(chain: Folded) -> tuple[str, ...]:
-    return tuple(vars(texts(chain)).values())
 
 
 def run(problems: list[Problem], settings: Settings, progress: Progress) -> Outcome:

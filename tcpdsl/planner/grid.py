@@ -17,7 +17,13 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound
 from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.planner.problem import Problem, Role
-from tcpdsl.verify.constants import CLUSTER_SIZES, MAX_LANES, SLICE_SIZES, SLICES_PER_PE
+from tcpdsl.verify.constants import (
+    CLUSTER_SIZES,
+    CONTRACT_LANE_OUT_PACKET_ELEMENTS,
+    MAX_LANES,
+    SLICE_SIZES,
+    SLICES_PER_PE,
+)
 from tcpdsl.verify.device import check_placement
 
 MAX_CLUSTER = max(CLUSTER_SIZES)
@@ -38,30 +44,53 @@ class Machine:
 
 
 @dataclass(frozen=True)
-class Grid:
-    """One spatial choice: ``local[axis]`` cells of each axis per slice, and the three grid layouts."""
+class Spread:
+    """How much of each kept axis every slice holds (``local``), before any grid layout is chosen.
+
+    The figures the search orders and bounds by are plain products, so thousands of spreads cost
+    little; layouts are written only for the spreads the search visits (:func:`lay_out`).
+    """
 
     local: tuple[tuple[str, int], ...]
-    chip: Layout
-    cluster: Layout
-    slice: Layout
+    slices: int  # slices doing distinct work: the product of the grid parts
     bound: int
     weight_cells: int  # TRF elements each slice holds: less replication first among equal bounds
     volume: int  # cells of the product space each slice walks: every axis' local cells
+    kept: int  # result cells each slice computes
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        """Visiting order: cheapest bound, then more slices, then less replicated weights."""
+        return self.bound, -self.slices, self.weight_cells
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A spread with its Chip, Cluster and Slice layouts."""
+
+    spread: Spread
+    chip: Layout
+    cluster: Layout
+    slice: Layout
 
     def cells(self, axis: str) -> int:
-        return dict(self.local)[axis]
+        return dict(self.spread.local)[axis]
 
     @property
-    def slices(self) -> int:
-        """Slices doing distinct work (the grid digits' product)."""
-        return prod(p.live for p in (*self.chip.parts, *self.cluster.parts, *self.slice.parts))
+    def bound(self) -> int:
+        return self.spread.bound
 
     @property
-    def order(self) -> tuple[int, int, int, int]:
-        """Visiting order: cheapest bound, then more slices, less replicated weights, less padding."""
-        padding = sum(isinstance(p, Group) for p in (*self.cluster.parts, *self.slice.parts))
-        return self.bound, -self.slices, self.weight_cells, padding
+    def weight_cells(self) -> int:
+        return self.spread.weight_cells
+
+    @property
+    def volume(self) -> int:
+        return self.spread.volume
+
+    @property
+    def kept(self) -> int:
+        return self.spread.kept
 
 
 @dataclass(frozen=True)
@@ -72,9 +101,9 @@ class GridPins:
     cluster: Mapping | None = None
     slice: Mapping | None = None
 
-    def accept(self, sizes: dict[str, int], chip: Layout, cluster: Layout, slice_: Layout) -> bool:
+    def accept(self, chip: Layout, cluster: Layout, slice_: Layout) -> bool:
         for pin, layout in ((self.chip, chip), (self.cluster, cluster), (self.slice, slice_)):
-            if pin is not None and layout.mapping(sizes) != pin:
+            if pin is not None and layout.mapping != pin:
                 return False
         return True
 
@@ -147,9 +176,9 @@ def _layouts(
     return chip_layout, cluster_layout, slice_layout
 
 
-def _fits(problem: Problem, layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
+def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
     """The device rule a placed tensor checks, on the grid alone."""
-    chip, cluster, slice_ = (layout.mapping(problem.sizes) for layout in layouts)
+    chip, cluster, slice_ = (layout.mapping for layout in layouts)
     try:
         check_placement("CollectTensor", chip=chip, cluster=cluster, slice_=slice_, chips=machine.chips, pes=machine.pes)
     except LayoutError:
@@ -157,28 +186,40 @@ def _fits(problem: Problem, layouts: tuple[Layout, Layout, Layout], machine: Mac
     return True
 
 
-def grids(problem: Problem, machine: Machine, pins: GridPins) -> list[Grid]:
-    """Every spatial choice the device and the pins allow, cheapest lower bound first (more slices first on ties)."""
-    found: list[Grid] = []
+def spreads(problem: Problem, machine: Machine) -> list[Spread]:
+    """Every per-slice size of the kept axes the device can spread, in visiting order."""
+    found = []
     for local in _local_choices(problem, machine.chips * machine.slices):
-        spread = [problem.sizes[a] // n for a, n in local.items()]
-        for split in _splits(spread, machine):
-            layouts = _layouts(problem, local, split, machine)
-            if layouts is None or not pins.accept(problem.sizes, *layouts) or not _fits(problem, layouts, machine):
-                continue
-            weights = prod(local.get(a, problem.sizes[a]) for a in problem.weight_axes)
-            volume = prod(local.get(a, problem.sizes[a]) for a in problem.sizes)
-            found.append(Grid(tuple(local.items()), *layouts, _grid_bound(problem, local), weights, volume))
-            break
-    found.sort(key=lambda g: g.order)
+        cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
+        found.append(Spread(
+            tuple(local.items()),
+            prod(problem.sizes[a] // n for a, n in local.items()),
+            _grid_bound(problem, local),
+            prod(cells[a] for a in problem.weight_axes),
+            prod(cells.values()),
+            prod(local.values()),
+        ))
+    found.sort(key=lambda s: s.order)
     return found
 
 
+def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins) -> Grid | None:
+    """The first grid layouts of ``spread`` (most Cluster use first) that the pins and the device allow."""
+    local = dict(spread.local)
+    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine):
+        layouts = _layouts(problem, local, split, machine)
+        if layouts is not None and pins.accept(*layouts) and _fits(layouts, machine):
+            return Grid(spread, *layouts)
+    return None
+
+
 def _grid_bound(problem: Problem, local: dict[str, int]) -> int:
-    """No plan on this grid beats full lanes and full packets over its per-slice volume."""
+    """No plan on this grid beats full lanes and full packets over its per-slice volume, nor
+    emits its result cells faster than one output packet a cycle."""
     whole = {a: problem.sizes[a] for a in problem.with_role(Role.CONTRACTED)}
     cells = {**local, **whole}
     volume = prod(cells.values())
     lanes = min(MAX_LANES, prod(cells[a] for a in problem.with_role(Role.WEIGHT)))
     packet = min(2 * problem.flit, prod(cells[a] for a in problem.stream_axes))
-    return cycles_bound(problem.stream_dtype, -(-volume // (lanes * packet)))
+    outputs = -(-prod(local.values()) // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
+    return cycles_bound(problem.stream_dtype, -(-volume // (lanes * packet)), lane_packets=outputs)

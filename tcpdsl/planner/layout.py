@@ -9,11 +9,11 @@ them as the short text a person would write, which is also the text the emitted 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from math import prod
 
 from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra.nodes import Mapping, Symbol, pairs
 
 
 @dataclass(frozen=True)
@@ -156,8 +156,20 @@ class Layout:
         """The parts whose digits are on none of ``axes`` (a padded group is kept or dropped whole)."""
         return Layout.of(*(p for p in self.parts if not any(d.axis in axes for d in _digits(p))))
 
-    def mapping(self, sizes: dict[str, int]) -> Mapping:
-        return parse(self.text(), sizes)
+    @cached_property
+    def mapping(self) -> Mapping:
+        """The mapping :meth:`text` writes, built node by node (digits carry their axis sizes)."""
+        return pairs([_node(p) for p in self.parts])
+
+
+def _digit_node(d: Digit) -> Mapping:
+    return Symbol(d.axis, d.size).stride(d.stride).modulo(d.count)
+
+
+def _node(part: Part) -> Mapping:
+    if isinstance(part, Digit):
+        return _digit_node(part)
+    return pairs([_digit_node(d) for d in part.digits]).padding(part.extent, part.kind)
 
 
 def _digits(part: Part) -> tuple[Digit, ...]:

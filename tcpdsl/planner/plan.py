@@ -103,13 +103,14 @@ class Plan:
         """The result for logical arrays ``x`` and ``w`` in the einsum's operand order, axes in its result order."""
         module = self._kernel_module()
         p = self.problem
-        stream, weight = (w, x) if p.swapped else (x, w)
+        first, second = (_squeezed(p, array, index) for index, array in enumerate((x, w)))
+        stream, weight = (second, first) if p.swapped else (first, second)
         device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
-        sizes = p.sizes
-        collected = module.Stream(device.main, Tensor(stream, p.stream_axes, sizes=sizes))
-        loaded = module.Weights(device.sub, Tensor(weight, p.weight_axes, sizes=sizes))
+        collected = module.Stream(device.main, Tensor(stream, p.stream_axes, sizes=p.sizes))
+        loaded = module.Weights(device.sub, Tensor(weight, p.weight_axes, sizes=p.sizes))
         result = getattr(module, self.name)(collected, loaded)
-        return np.asarray(result.to_tensor().to_numpy(p.out_axes))
+        values = np.asarray(result.to_tensor().to_numpy(p.out_axes))
+        return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
 
     def summary(self) -> dict[str, Any]:
         """The plan as JSON-ready data: its figures and every mapping."""
@@ -128,6 +129,24 @@ class Plan:
             f"<Plan {self.rank} of {self.problem.einsum}: {self.cycles} cycles, "
             f"MAC {100 * self.mac_utilisation:.1f}%, accumulator {100 * self.accumulator_use:.1f}%>"
         )
+
+
+def _squeezed(problem: Problem, array: npt.ArrayLike, index: int) -> npt.NDArray[Any]:
+    """Operand ``index`` as given to ``run``, without its size-1 axes (no layout holds them)."""
+    axes = problem.given[index]
+    expected = tuple(problem.given_sizes[a] for a in axes)
+    try:
+        values = np.asarray(array)
+    except (TypeError, ValueError) as error:
+        raise LayoutError(STAGE, "NotAnArray", f"operand {index + 1} is not an array: {error}") from None
+    if values.shape != expected:
+        raise LayoutError(
+            STAGE, "ShapeMismatch",
+            f"operand {index + 1} of {problem.einsum!r} has shape {values.shape}, expected {expected} "
+            f"({', '.join(axes) or 'a scalar'})",
+            hint="pass the operands in the einsum's order, each with its axes in the order written",
+        )
+    return values.reshape(tuple(problem.given_sizes[a] for a in axes if problem.given_sizes[a] > 1))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Final
 
@@ -30,12 +30,19 @@ class Role(enum.Enum):
 
 @dataclass(frozen=True)
 class Problem:
-    """An einsum with sizes, oriented: ``stream_axes`` stream, ``weight_axes`` sit in the TRF."""
+    """An einsum with sizes, oriented: ``stream_axes`` stream, ``weight_axes`` sit in the TRF.
+
+    Axes of size 1 are no digit of any layout (a one-cell axis is the mapping ``1``), so the
+    problem leaves them out: ``operands``, ``out_axes`` and ``sizes`` hold the others, and
+    ``given`` the einsum's operand and result axes as written, which ``Plan.run`` reads and returns.
+    """
 
     einsum: str
     operands: tuple[tuple[str, ...], tuple[str, ...]]
     out_axes: tuple[str, ...]
     sizes: dict[str, int]
+    given: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+    given_sizes: dict[str, int]
     stream_dtype: str
     weight_dtype: str
     accumulator: str
@@ -83,10 +90,7 @@ class Problem:
         return flit_elements(self.bits)
 
     def oriented(self, swapped: bool) -> Problem:
-        return Problem(
-            self.einsum, self.operands, self.out_axes, self.sizes, self.stream_dtype, self.weight_dtype,
-            self.accumulator, swapped,
-        )
+        return replace(self, swapped=swapped)
 
 
 def _error(rule: str, detail: str, hint: str) -> LayoutError:
@@ -167,4 +171,12 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object)
         )
     stream_name, weight_name = _dtype_name(stream, "stream"), _dtype_name(weights, "weights")
     accumulator = check_pairing(stream_name, weight_name)
-    return Problem(str(einsum), operands, out_axes, checked, stream_name, weight_name, accumulator, False)
+
+    def wide(axes: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(a for a in axes if checked[a] > 1)
+
+    return Problem(
+        str(einsum), (wide(operands[0]), wide(operands[1])), wide(out_axes),
+        {a: n for a, n in checked.items() if n > 1}, (*operands, out_axes), checked,
+        stream_name, weight_name, accumulator, False,
+    )
