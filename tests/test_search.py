@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -11,8 +13,9 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.scope import parse
-from tcpdsl.planner import Plan
+from tcpdsl.planner import Plan, engine
 from tcpdsl.planner.layout import Digit, Group, Layout
+from tcpdsl.planner.progress import Progress
 from tcpdsl.verify import check_pairing
 
 SMALL = {
@@ -116,6 +119,45 @@ def test_integer_plans_are_exact() -> None:
         assert np.array_equal(p.run(x, w), np.einsum("ab,cb->ac", x, w))
 
 
+@pytest.mark.parametrize(
+    ("einsum", "sizes"),
+    [
+        ("abf,bhfac->hcb", {"A": 32, "B": 1, "F": 16, "H": 12, "C": 1}),  # axes of size 1 in every role
+        ("hc,h->c", {"H": 1, "C": 3}),  # a scalar weight
+        ("a,a->", {"A": 1}),  # scalars only
+    ],
+)
+def test_axes_of_size_one_are_carried_through(einsum: str, sizes: dict[str, int]) -> None:
+    x, w = _operands(einsum, sizes, seed=4)
+    for plan in tcp.search(einsum, sizes, top=2):
+        _agrees(plan, einsum, x, w)
+
+
+def test_run_checks_the_operand_shapes() -> None:
+    plan = tcp.search("ab,cb->ac", {"A": 8, "B": 32, "C": 8}, top=1)[0]
+    with pytest.raises(tcp.LayoutError) as info:
+        plan.run(np.zeros((8, 32)), np.zeros((32, 8)))
+    assert info.value.rule == "ShapeMismatch" and "operand 2" in str(info.value)
+
+
+def test_progress_draws_only_when_enabled_and_erases_itself() -> None:
+    quiet = io.StringIO()
+    bar = Progress(None, quiet)  # StringIO is no terminal: off by default
+    bar.started -= 10
+    bar.update(0.5, 10, 70)
+    assert quiet.getvalue() == ""
+    shown = io.StringIO()
+    bar = Progress(True, shown)
+    bar.update(0.5, 10, 70)
+    assert shown.getvalue() == ""  # nothing during the first moments of a search
+    bar.started -= 10
+    bar.update(0.5, 10, 70)
+    drawn = shown.getvalue()
+    assert drawn.startswith("\r[" + "#" * 12 + "." * 12 + "]  50%  10 chains, best 70 cycles")
+    bar.close()
+    assert shown.getvalue().endswith("\r" + " " * (len(drawn) - 1) + "\r")
+
+
 # -- errors --------------------------------------------------------------------------------------
 
 
@@ -188,10 +230,18 @@ def test_bad_options_are_layout_errors(options: dict[str, object], words: str) -
     assert words in str(info.value)
 
 
-def test_no_time_is_a_budget_error_and_a_short_budget_is_not_exhausted() -> None:
+def test_no_time_is_a_budget_error() -> None:
     with pytest.raises(tcp.LayoutError) as info:
         tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, budget=1e-9)
     assert info.value.rule == "Budget"
+
+
+def test_a_search_stopped_by_its_budget_returns_what_it_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The clock runs out as soon as one plan is in hand.
+    monkeypatch.setattr(engine._Search, "out_of_time", lambda self: bool(self.kept))
+    plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=3)
+    assert not plans.exhausted and len(plans) >= 1
+    assert "stopped by the time budget" in repr(plans)
 
 
 # -- layouts -------------------------------------------------------------------------------------
