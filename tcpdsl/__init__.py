@@ -1,13 +1,15 @@
 """tcpdsl: write, check and run kernels for Tensor Contraction Processors from Python.
 
 Public names load lazily (PEP 562) so that light users, such as the mypy plugin, import the pure
-layers without numpy.
+layers without numpy. Checkers read the static view of this module instead, the stub
+``stubs/tcpdsl/__init__.pyi`` (shipped in the wheel as ``tcpdsl/__init__.pyi``): it lists every
+public name, so a misspelt ``tcp.`` attribute is an error rather than ``Any``.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 __version__ = "0.1.0"
 
@@ -60,48 +62,7 @@ _EXPORTS: dict[str, str] = {
 
 _NEEDS_EVALUATORS = ("tcpdsl.tensors", "tcpdsl.evaluate")
 
-__all__ = [
-    "Axis",
-    "CollectTensor",
-    "ContractOuterTensor",
-    "ContractPacketTensor",
-    "ContractTensor",
-    "ContractTimeTensor",
-    "Device",
-    "DtypeError",
-    "Index",
-    "LaneMode",
-    "LayoutError",
-    "Mapping",
-    "MappingSyntaxError",
-    "OUT_OF_BOUNDS",
-    "Pad",
-    "PaddingKind",
-    "TcpError",
-    "Tensor",
-    "Topology",
-    "TrfTensor",
-    "__version__",
-    "axis",
-    "bf16",
-    "divide_exact",
-    "equivalent",
-    "evaluator",
-    "f32",
-    "f8e4m3",
-    "f8e5m2",
-    "i32",
-    "i4",
-    "i5",
-    "i8",
-    "i9",
-    "install",
-    "kernel",
-    "m",
-    "mx",
-    "parse",
-    "search",
-]
+__all__ = sorted([*_EXPORTS, "mx", "__version__"])
 
 
 def __getattr__(name: str) -> Any:
@@ -117,63 +78,3 @@ def __getattr__(name: str) -> Any:
     globals()[name] = value
     return value
 
-
-if TYPE_CHECKING:
-    from typing import Literal as m
-
-    from tcpdsl import mx as mx
-    from tcpdsl.algebra.cells import (
-        OUT_OF_BOUNDS as OUT_OF_BOUNDS,
-        Index as Index,
-        Pad as Pad,
-        PaddingKind as PaddingKind,
-    )
-    from tcpdsl.algebra.nodes import Mapping as Mapping
-    from tcpdsl.algebra.ops import (
-        divide_exact as divide_exact,
-        equivalent as equivalent,
-    )
-    from tcpdsl.algebra.scope import (
-        Axis as Axis,
-        axis as axis,
-        parse as parse,
-    )
-    from tcpdsl.errors import (
-        DtypeError as DtypeError,
-        LayoutError as LayoutError,
-        MappingSyntaxError as MappingSyntaxError,
-        TcpError as TcpError,
-    )
-    from tcpdsl.evaluate.select import evaluator as evaluator
-    from tcpdsl.planner.api import search as search
-    from tcpdsl.tensors.checking import (
-        install as install,
-        kernel as kernel,
-    )
-    from tcpdsl.tensors.device import (
-        Device as Device,
-        Topology as Topology,
-    )
-    from tcpdsl.tensors.logical import Tensor as Tensor
-    from tcpdsl.tensors.scalars import (
-        bf16 as bf16,
-        f8e4m3 as f8e4m3,
-        f8e5m2 as f8e5m2,
-        f32 as f32,
-        i4 as i4,
-        i5 as i5,
-        i8 as i8,
-        i9 as i9,
-        i32 as i32,
-    )
-    from tcpdsl.tensors.results import (
-        ContractOuterTensor as ContractOuterTensor,
-        ContractPacketTensor as ContractPacketTensor,
-        ContractTensor as ContractTensor,
-        ContractTimeTensor as ContractTimeTensor,
-    )
-    from tcpdsl.tensors.sources import (
-        CollectTensor as CollectTensor,
-        TrfTensor as TrfTensor,
-    )
-    from tcpdsl.verify.lane_mode import LaneMode as LaneMode

@@ -1,7 +1,9 @@
-# The static view of the lazy facade. At run time every name below loads on first access through a
-# module ``__getattr__``; a checker reading that would accept any attribute as ``Any``. This stub lists
-# the public names explicitly, and ``m`` is ``typing.Literal`` so that ``m["A, B / 16"]`` is a type.
+# The static view of the lazy facade, shipped in the wheel as tcpdsl/__init__.pyi. At run time every
+# name below loads on first access through a module ``__getattr__``; a checker reading that would accept
+# any attribute as ``Any``. This stub lists the public names explicitly, and ``m`` is ``typing.Literal``
+# so that ``m["A, B / 16"]`` is a type.
 from typing import Literal as m
+from typing import TypeAlias
 
 import tcpdsl.mx as mx
 from tcpdsl.algebra.cells import OUT_OF_BOUNDS as OUT_OF_BOUNDS
@@ -9,8 +11,7 @@ from tcpdsl.algebra.cells import Index as Index
 from tcpdsl.algebra.cells import Pad as Pad
 from tcpdsl.algebra.cells import PaddingKind as PaddingKind
 from tcpdsl.algebra.nodes import Mapping as Mapping
-from tcpdsl.algebra.ops import divide_exact as divide_exact
-from tcpdsl.algebra.ops import equivalent as equivalent
+from tcpdsl.algebra.ops import DivideTerm
 from tcpdsl.algebra.scope import Axis as Axis
 from tcpdsl.algebra.scope import axis as axis
 from tcpdsl.algebra.scope import parse as parse
@@ -43,6 +44,17 @@ from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 
 __version__: str
+
+# A mapping value as checkers see it: ``m["..."]`` and its aliases are ``typing.Literal`` forms to them
+# (mypy's ``_SpecialForm``, pyright's ``type[Literal]``), a ``Mapping`` at run time, where it is checked.
+_MappingValue: TypeAlias = object
+
+def equivalent(a: _MappingValue, b: _MappingValue) -> bool:
+    """Equal size and equal cells at every position (docs/mapping-language.md §1.7)."""
+
+def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[DivideTerm]:
+    """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
+
 __all__ = [
     "Axis", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
     "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",

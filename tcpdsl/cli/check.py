@@ -138,7 +138,8 @@ def render(diagnostic: Diagnostic, sources: dict[str, list[str]], context: str =
 def package_root() -> Path | None:
     """The folder holding the tcpdsl package when it is not an installed site package.
 
-    mypy cannot follow the import hooks of an editable install, so it is told where the sources are.
+    mypy cannot follow the import hooks of an editable install, so it is told where the sources are,
+    and where the static view of the facade is (``stubs/``; a wheel ships it inside the package).
     """
     root = Path(__file__).resolve().parents[2]
     if any(part in ("site-packages", "dist-packages") for part in root.parts):
@@ -150,7 +151,7 @@ def generated_config() -> str:
     lines = ["[mypy]", f"plugins = {PLUGIN}", "follow_imports = silent"]
     root = package_root()
     if root is not None:
-        lines.append(f"mypy_path = {root}")
+        lines.append(f"mypy_path = {root / 'stubs'}, {root}")
     return "\n".join(lines) + "\n"
 
 

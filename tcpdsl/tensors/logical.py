@@ -5,6 +5,11 @@ A :class:`Tensor` holds, per array dimension, one *term*: a whole axis (``A``) o
 holds ``Wp % 8192`` and fixes ``Wp / 8192 = 3``. A layout holds exactly the terms of the tensor
 laid out through it, and a stage result holds exactly the terms of its layout, carrying the fixed
 digits of its operands, so ``logits.assign(part)`` knows which tile ``part`` is.
+
+Arrays are typed ``NDArray[Any]``: the element type is the tensor's dtype, known only at run time
+(ml_dtypes' bfloat16 for a bf16 stream, float32 or int32 for a result), and numpy's stubs accept
+``Any`` elements in arithmetic, comparisons, ``@``, ``einsum`` and ``np.testing``, where a
+``generic`` element type matches none of their overloads.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -211,11 +216,11 @@ class Tensor:
         return {t.axis: t.n for t in self._terms}
 
     @property
-    def values(self) -> npt.NDArray[np.generic]:
+    def values(self) -> npt.NDArray[Any]:
         """The array, one dimension per term in :attr:`axes` order (not a copy)."""
         return self._values
 
-    def to_numpy(self, axes: str | Sequence[str] | Mapping | None = None) -> npt.NDArray[np.generic]:
+    def to_numpy(self, axes: str | Sequence[str] | Mapping | None = None) -> npt.NDArray[Any]:
         """A copy of the data with dimensions in the order ``axes``.
 
         ``axes`` names every axis the tensor holds, in any order (an axis held as several
