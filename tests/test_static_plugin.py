@@ -151,7 +151,7 @@ def k(x: Stream, w: Weights, lay: tcp.Mapping) -> None:
     assert error_keys(found) == []
     line = line_of(body, "reveal_type")
     notes = [d.message for d in found if d.line == line and d.severity == "note"]
-    assert any(n.startswith("tcpdsl: the out_time mapping of contract_outer is held in a variable") for n in notes)
+    assert any(n.startswith("tcpdsl: the out_time mapping of contract_outer is computed") for n in notes)
     assert revealed(found)[line].endswith(f"{GRID}, Any, Any, Any]")
 
 

@@ -8,6 +8,7 @@ an int constant and a variable holding an axis of another name; another module t
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -107,13 +108,18 @@ def test_escapes_resolve_in_the_alias_module() -> None:
     assert str(build("{Tile}, C / {N}", "kernel", env())) == str(runtime("A, B, C / 4"))
 
 
-def test_search_finds_axes_through_imports() -> None:
+def test_type_texts_find_axes_only_in_imported_modules() -> None:
+    """A tensor type's text names axes of the module it was written in: found through imports, nowhere else."""
     bare = module("bare", {}, {}, {})
     bare.imports.append(ImportFrom("shapes", 0, [("Tile", None)]))
-    world = Env({"shapes": DECLARING, "bare": bare}, True, lambda name: None, lambda module: False, search=True)
-    assert str(build("A, B / 2", "bare", world)) == str(runtime("A, B / 2"))
+    unrelated = module("unrelated", {"K": 4}, {}, {})
+    world = Env({"shapes": DECLARING, "bare": bare, "unrelated": unrelated}, True, lambda name: None, lambda m: False)
+    types = replace(world, types=True)
+    assert str(build("A, B / 2", "bare", types)) == str(runtime("A, B / 2"))
     with pytest.raises(TcpError):
-        build("A, B / 2", "bare", Env(world.modules, True, world.depend, world.incomplete))
+        build("A, B / 2", "bare", world)  # written in bare: only its own globals
+    with pytest.raises(TcpError):
+        build("K", "bare", types)  # declared in a module bare does not import
 
 
 def test_missing_names_defer_until_the_namespace_is_complete() -> None:

@@ -210,4 +210,24 @@ class _FrameScope:
                     yield name
 
 
-__all__ = ["Axis", "Bindings", "axis", "m", "parse"]
+def check_axis_sizes(layouts: Iterable[tuple[str, Mapping]]) -> None:
+    """Mappings that meet must agree on the size of each axis they name.
+
+    Two modules may each declare an axis of one name with its own size; a layout from one then meets
+    a layout from the other in one call, where the same text means two different things.
+    ``layouts`` are (what the mapping is, mapping) pairs, named in the message.
+    """
+    seen: dict[str, tuple[int, str]] = {}
+    for where, mapping in layouts:
+        for name, size in mapping.axis_sizes().items():
+            first_size, first_where = seen.setdefault(name, (size, where))
+            if first_size != size:
+                raise LayoutError(
+                    MAPPING_STAGE, "AxisSizeConflict",
+                    f"axis {name} has size {first_size} in {first_where} and size {size} in {where} "
+                    f"(declared twice, with two sizes)",
+                    f"declare {name} once, in one module, and import it wherever it is used",
+                )
+
+
+__all__ = ["Axis", "Bindings", "axis", "check_axis_sizes", "m", "parse"]

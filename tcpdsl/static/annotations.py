@@ -16,8 +16,8 @@ from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, UnboundT
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import TcpError
 from tcpdsl.static.phases import analyser, current_tree, semantic_env
-from tcpdsl.static.report import inside_string, internal, report
-from tcpdsl.static.resolve import NotReady, build
+from tcpdsl.static.report import inside_string, internal, report, unchecked
+from tcpdsl.static.resolve import NotReady, Unknowable, build
 from tcpdsl.static.scalars import scalar_name
 from tcpdsl.static.texts import is_mapping_form, literal_text, raw_text
 from tcpdsl.verify.families import Family, check_type
@@ -42,6 +42,9 @@ def _mapping_literal(anal: TypeAnalyser, sem: SemanticAnalyzer, text: str, strin
         mapping = build(text, sem.cur_mod_id, semantic_env(sem))
     except NotReady:
         sem.record_incomplete_ref()
+        return AnyType(TypeOfAny.special_form)
+    except Unknowable as unknown:
+        unchecked(anal, f'the mapping m["{text}"] uses {unknown.name}, whose value is computed at run time', where, "it is Any here")
         return AnyType(TypeOfAny.special_form)
     except TcpError as error:
         report(anal, error, inside_string(error, string, where))
@@ -109,11 +112,11 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Fami
 def _quiet_mapping(sem: SemanticAnalyzer, text: str, module: str) -> Mapping | None:
     """The mapping a parameter spells; errors in its text were reported where it was written."""
     try:
-        return build(text, module, semantic_env(sem))
+        return build(text, module, semantic_env(sem, local=module == sem.cur_mod_id))
     except NotReady:
         sem.record_incomplete_ref()
         return None
-    except TcpError:
+    except (TcpError, Unknowable):
         return None
 
 

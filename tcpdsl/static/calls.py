@@ -7,24 +7,27 @@ the call its computed result type: canonical ``Literal`` layouts and the accumul
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.nodes import CallExpr, Context, Expression, IndexExpr, IntExpr, MemberExpr, StrExpr
-from mypy.plugin import FunctionContext, MethodContext
-from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, get_proper_type
+from mypy.nodes import Block, CallExpr, Context, Expression, IndexExpr, LambdaExpr, MemberExpr, StrExpr
+from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
+from mypy.traverser import all_name_and_member_expressions
+from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, get_proper_type
 
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import axis
-from tcpdsl.errors import TcpError
-from tcpdsl.static.names import AXIS_CLASS, TENSOR_CLASSES, fullname
+from tcpdsl.errors import LayoutError, TcpError
+from tcpdsl.static.names import AXIS_CLASS
+from tcpdsl.static.operands import Unreadable, dtype_names, family_of, known_grid, operand, pre_reduce_time
+from tcpdsl.static.operands import result_type, type_layout
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
-from tcpdsl.static.resolve import Env, build
-from tcpdsl.static.scalars import scalar_fullname, scalar_name
-from tcpdsl.static.texts import expression_source, literal_text
+from tcpdsl.static.resolve import Env, Unknowable, build, declarations
+from tcpdsl.static.texts import expression_source
 from tcpdsl.verify import compose
-from tcpdsl.verify.families import TRF, TensorType, check_type
+from tcpdsl.verify.families import TIME, TRF, check_type
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
 
@@ -39,10 +42,6 @@ STAGE_ARGUMENTS: Final = {
 }
 
 
-class Unreadable(Exception):
-    """A stage argument the plugin cannot read statically (a local value, a computed mapping)."""
-
-
 class Located(Exception):
     """A tcpdsl error in one argument, to be reported where that argument is written."""
 
@@ -53,23 +52,52 @@ class Located(Exception):
 
 
 def axis_call(ctx: FunctionContext) -> Type:
-    """``tcp.axis("A", 32)`` is ``Axis[Literal["A"], Literal[32]]``; a bad name or size is the runtime's error."""
+    """``tcp.axis("A", 32)`` is ``Axis[Literal["A"], Literal[32]]``; a bad name or size is the runtime's error.
+
+    A module-level declaration whose name a module it imports declares with another size is an error
+    here: the two would meet in one program with two meanings.
+    """
     chk = checker(ctx.api)
     try:
         name = _only(ctx.args, 0)
-        size = _only(ctx.args, 1)
-        if not (isinstance(name, StrExpr) and isinstance(size, IntExpr)):
+        size = _literal_int(ctx.arg_types, 1)
+        if not (isinstance(name, StrExpr) and size is not None):
             return ctx.default_return_type
         try:
-            axis(name.value, size.value)
+            axis(name.value, size)
+            if chk.scope.is_top_level():
+                _one_size(chk, name.value, size)
         except TcpError as error:
             report(chk, error, ctx.context)
             return ctx.default_return_type
         str_type, int_type = chk.named_type("builtins.str"), chk.named_type("builtins.int")
-        return instance(chk.modules, AXIS_CLASS, [LiteralType(name.value, str_type), LiteralType(size.value, int_type)])
+        return instance(chk.modules, AXIS_CLASS, [LiteralType(name.value, str_type), LiteralType(size, int_type)])
     except Exception as exc:
         internal(chk, exc, ctx.context)
         return ctx.default_return_type
+
+
+def _literal_int(types: list[list[Type]], index: int) -> int | None:
+    """The int an argument is known to hold (a literal or a ``Final`` constant)."""
+    if index >= len(types) or len(types[index]) != 1:
+        return None
+    proper = get_proper_type(types[index][0])
+    literal = proper.last_known_value if isinstance(proper, Instance) else proper
+    if isinstance(literal, LiteralType) and isinstance(literal.value, int) and not isinstance(literal.value, bool):
+        return literal.value
+    return None
+
+
+def _one_size(chk: TypeChecker, name: str, size: int) -> None:
+    module = chk.tree.fullname
+    for other, other_size in sorted(declarations(name, module, checker_env(chk)).items()):
+        if other_size != size:
+            raise LayoutError(
+                "mapping", "AxisSizeConflict",
+                f"axis {name} is declared here with size {size}, and with size {other_size} in {other}, "
+                f"which this module imports (declared twice, with two sizes)",
+                f"declare {name} once, in one module, and import it wherever it is used",
+            )
 
 
 def tensor_call(ctx: FunctionContext) -> Type:
@@ -77,9 +105,9 @@ def tensor_call(ctx: FunctionContext) -> Type:
     chk = checker(ctx.api)
     try:
         if isinstance(ctx.context, CallExpr) and isinstance(ctx.context.callee, IndexExpr):
-            operand = _operand(ctx.default_return_type, checker_env(chk), chk.tree.fullname)
-            if operand is not None:
-                check_type(operand.family, operand.dtypes, operand.layouts)
+            found = operand(ctx.default_return_type, checker_env(chk, types=True), chk.tree.fullname)
+            if found is not None:
+                check_type(found.family, found.dtypes, found.layouts)
     except TcpError as error:
         report(chk, error, ctx.context)
     except Unreadable as what:
@@ -96,10 +124,31 @@ def stage_site(call: Context) -> Context:
     ``x.contract_outer(...)\n.contract_packet(...)`` is the first stage's line.
     """
     if isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr):
-        callee = call.callee
-        if callee.end_line is not None and callee.end_column is not None:
-            return Context(line=callee.end_line, column=max(0, callee.end_column - len(callee.name)))
+        return _name_site(call.callee) or call
     return call
+
+
+def _name_site(member: MemberExpr) -> Context | None:
+    if member.end_line is None or member.end_column is None:
+        return None
+    return Context(line=member.end_line, column=max(0, member.end_column - len(member.name)))
+
+
+def _place_followers(chk: TypeChecker, call: Context) -> None:
+    """Place each attribute read off ``call``'s result (``call.<name>``) at the line of its name.
+
+    mypy reports an attribute error, such as a stage called out of order, where the whole expression
+    starts: for a chain written over several lines, the line of its first stage.
+    """
+    if not isinstance(call, CallExpr):
+        return
+    function = chk.scope.current_function()
+    # mypy's traversal is compiled and cannot be subclassed; its collector walks a lambda's body.
+    body = function.body if function is not None else Block(list(chk.tree.defs))
+    for member in all_name_and_member_expressions(LambdaExpr([], body))[1]:
+        site = _name_site(member) if member.expr is call else None
+        if site is not None:
+            member.line, member.column = site.line, site.column
 
 
 def stage_call(ctx: MethodContext, method: Stage) -> Type:
@@ -107,6 +156,7 @@ def stage_call(ctx: MethodContext, method: Stage) -> Type:
     chk = checker(ctx.api)
     site = stage_site(ctx.context)
     try:
+        _place_followers(chk, ctx.context)
         return _stage(chk, ctx, method)
     except Unreadable as what:
         unchecked(chk, str(what), site)
@@ -124,39 +174,83 @@ def stage_call(ctx: MethodContext, method: Stage) -> Type:
 
 
 def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
-    env = checker_env(chk)
     module = chk.tree.fullname
+    written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
-    args = {name: _mapping_arg(ctx, name, method, env, module) for name in STAGE_ARGUMENTS[method]}
+    args = {name: _mapping_arg(ctx, name, method, written, module) for name in STAGE_ARGUMENTS[method]}
     mode = _lane_mode(ctx) if method is Stage.CONTRACT_LANE else LaneMode.INTERLEAVED
-    src = _operand(ctx.type, env, module)
+    src = operand(ctx.type, types, module)
+    if method is Stage.CONTRACT_OUTER:
+        trf_type = _arg_type(ctx, "trf")
+        trf = operand(trf_type, types, module)
+        if src is None or trf is None:
+            _outer_pairing(ctx.type, trf_type, types, module)
+            return ctx.default_return_type
+        if trf.family is not TRF:
+            # Not a TrfTensor (a stream passed as weights, ...): mypy's own arg-type error reports it.
+            return ctx.default_return_type
+        out, _ = compose.contract_outer(src, trf, out_time=args["out_time"], out_packet=args["out_packet"])
+        return result_type(chk, out)
     if src is None:
         return ctx.default_return_type
     if method is Stage.TO_TRF:
         out, _ = compose.to_trf(src, lane=args["lane"], element=args["element"])
-    elif method is Stage.CONTRACT_OUTER:
-        trf = _operand(_arg_type(ctx, "trf"), env, module)
-        if trf is None or trf.family is not TRF:
-            # Not a TrfTensor (a stream passed as weights, ...): mypy's own arg-type error reports it.
-            return ctx.default_return_type
-        out, _ = compose.contract_outer(src, trf, out_time=args["out_time"], out_packet=args["out_packet"])
     elif method is Stage.CONTRACT_PACKET:
         out, _ = compose.contract_packet(src, out_packet=args["out_packet"])
     elif method is Stage.CONTRACT_TIME:
         out, _ = compose.contract_time(src, out_time=args["out_time"])
+        return result_type(chk, out, pre_reduce=src.layout("Time"))
     else:
-        pre = _pre_reduce_time(chk, ctx, env, module)
-        if pre is None:
-            chk.note(
-                "tcpdsl: the Time before contract_time is not visible here (not a chained call); "
-                "the accumulator capacity is checked as if no Time axis were reduced",
-                ctx.context,
-            )
-            pre = src.layout("Time")
         out, _ = compose.contract_lane(
-            src, out_time=args["out_time"], out_packet=args["out_packet"], mode=mode, pre_reduce_time=pre
+            src, out_time=args["out_time"], out_packet=args["out_packet"], mode=mode,
+            pre_reduce_time=_pre_reduce_time(chk, ctx, src.layout("Time"), types, module),
         )
-    return _instance(chk, out)
+    return result_type(chk, out)
+
+
+def _outer_pairing(stream: Type, trf: Type, env: Env, module: str) -> None:
+    """What can be checked of ``contract_outer`` when a layout is not known: the dtype pair and the grid."""
+    found, weights = family_of(stream), family_of(trf)
+    if found is None or weights is None or weights[1] is not TRF:
+        return
+    dtypes, trf_dtypes = dtype_names(*found), dtype_names(*weights)
+    if dtypes is not None and trf_dtypes is not None:
+        compose.multiplier(dtypes[0], trf_dtypes[0], known_grid(stream, env, module), known_grid(trf, env, module))
+
+
+def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, time: Mapping, env: Env, module: str) -> Mapping:
+    """The Time before ``contract_time``, carried by the receiver's type; else the reduced Time itself."""
+    text = pre_reduce_time(ctx.type)
+    if text is not None:
+        return type_layout(text, "pre-reduce Time", TIME, env, module)
+    chk.note(
+        "tcpdsl: the Time before contract_time is not known here (the ContractTimeTensor comes from an "
+        "annotation); the accumulator capacity is checked as if no Time axis were reduced",
+        stage_site(ctx.context),
+    )
+    return time
+
+
+def outer_signature(ctx: MethodSigContext) -> FunctionLike:
+    """``contract_outer`` takes any ``TrfTensor`` when the plugin checks the pair itself.
+
+    Without the plugin the overloads make a wrong dtype pair or grid an argument error; with it the
+    composer reports it once, as ``tcpdsl-dtype`` (or a grid mismatch), with the runtime's words.
+    """
+    try:
+        sig = ctx.default_signature
+        if "trf" not in sig.arg_names:
+            return sig
+        index = sig.arg_names.index("trf")
+        found = family_of(sig.arg_types[index])
+        if found is None:
+            return sig
+        anything: list[Type] = [AnyType(TypeOfAny.special_form) for _ in found[0].args]
+        loose = found[0].copy_modified(args=anything)
+        return sig.copy_modified(arg_types=[loose if i == index else t for i, t in enumerate(sig.arg_types)])
+    except Exception as exc:
+        internal(checker(ctx.api), exc, ctx.context)
+        return ctx.default_signature
 
 
 def _only(args: list[list[Expression]], index: int) -> Expression | None:
@@ -176,42 +270,16 @@ def _arg_type(ctx: MethodContext, name: str) -> Type:
 
 def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: str) -> Mapping:
     exprs = ctx.args[_arg_index(ctx, name)]
-    source = expression_source(exprs[0], module) if len(exprs) == 1 else None
+    source = expression_source(exprs[0], module, env.scope) if len(exprs) == 1 else None
     if source is None:
-        raise Unreadable(f'the {name} mapping of {method} is held in a variable, not written m["..."] or a module-level alias')
+        raise Unreadable(f'the {name} mapping of {method} is computed, not written m["..."], an alias or a variable holding one')
     try:
-        return build(source.text, source.module, env)
+        return build(source.text, source.module, env if source.local else replace(env, scope=None))
+    except Unknowable as unknown:
+        raise Unreadable(f"the {name} mapping of {method} uses {unknown.name}, whose value is computed at run time") from None
     except TcpError as error:
         string = exprs[0].index if isinstance(exprs[0], IndexExpr) else exprs[0]
         raise Located(error, inside_string(error, string, ctx.context)) from error
-
-
-def _operand(typ: Type, env: Env, module: str) -> TensorType | None:
-    """A tensor type whose every parameter is concrete, else None (nothing to check)."""
-    proper = get_proper_type(typ)
-    if not isinstance(proper, Instance):
-        return None
-    cls = TENSOR_CLASSES.get(proper.type.fullname)
-    if cls is None or len(proper.args) != len(cls.params):
-        return None
-    dtypes: list[str] = []
-    maps: list[Mapping] = []
-    for param, arg in zip(cls.params, proper.args):
-        if param in cls.dtypes:
-            name = scalar_name(arg)
-            if name is None:
-                return None
-            dtypes.append(name)
-            continue
-        text = literal_text(arg)
-        if text is None:
-            return None
-        try:
-            maps.append(build(text, module, env))
-        except TcpError as error:
-            # The text was valid where it was written; only its axes are not visible from here.
-            raise Unreadable(f"the {param} layout {text!r} of this {cls.name} names axes not visible in this module") from error
-    return TensorType(cls, tuple(dtypes), tuple(maps))
 
 
 def _lane_mode(ctx: MethodContext) -> LaneMode:
@@ -226,26 +294,3 @@ def _lane_mode(ctx: MethodContext) -> LaneMode:
     if isinstance(literal, LiteralType) and isinstance(literal.value, str) and literal.value in LaneMode.__members__:
         return LaneMode[literal.value]
     raise Unreadable("the mode of contract_lane is not written LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL")
-
-
-def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, env: Env, module: str) -> Mapping | None:
-    """The Time entering contract_time, when the receiver is visibly ``<packet tensor>.contract_time(...)``."""
-    call = ctx.context
-    if not (isinstance(call, CallExpr) and isinstance(call.callee, MemberExpr)):
-        return None
-    receiver = call.callee.expr
-    if not (isinstance(receiver, CallExpr) and isinstance(receiver.callee, MemberExpr)):
-        return None
-    if receiver.callee.name != Stage.CONTRACT_TIME:
-        return None
-    before = chk.lookup_type_or_none(receiver.callee.expr)
-    operand = _operand(before, env, module) if before is not None else None
-    return operand.layout("Time") if operand is not None else None
-
-
-def _instance(chk: TypeChecker, t: TensorType) -> Instance:
-    str_type = chk.named_type("builtins.str")
-    args: list[Type] = [instance(chk.modules, scalar_fullname(d), []) for d in t.dtypes]
-    args += [LiteralType(str(m), str_type) for m in t.layouts]
-    return instance(chk.modules, fullname(t.family), args)
-

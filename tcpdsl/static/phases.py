@@ -16,6 +16,7 @@ from mypy.server.trigger import make_trigger
 from mypy.typeanal import TypeAnalyser
 from mypy.types import Instance, Type
 
+from tcpdsl.static.bindings import LocalScope
 from tcpdsl.static.resolve import Env
 
 
@@ -29,13 +30,27 @@ def analyser(api: TypeAnalyzerPluginInterface) -> tuple[TypeAnalyser, SemanticAn
     return api, api.api
 
 
-def semantic_env(sem: SemanticAnalyzer) -> Env:
-    """Resolution during semantic analysis: missing names defer until mypy's final iteration."""
+def semantic_env(sem: SemanticAnalyzer, *, local: bool = True) -> Env:
+    """Resolution during semantic analysis: missing names defer until mypy's final iteration.
+
+    With ``local``, the bindings of the function whose body is being analysed come first.
+    """
 
     def depend(fullname: str) -> None:
         sem.add_plugin_dependency(make_trigger(fullname))
 
-    return Env(sem.modules, sem.final_iteration, depend, sem.is_incomplete_namespace)
+    scope = _body_scope(sem) if local else None
+    return Env(sem.modules, sem.final_iteration, depend, sem.is_incomplete_namespace, scope=scope)
+
+
+def _body_scope(sem: SemanticAnalyzer) -> LocalScope | None:
+    """The function whose body holds what is being analysed (not one whose signature is)."""
+    if not sem.locals or sem.locals[-1] is None:
+        return None
+    for function in reversed(sem.function_stack):
+        if sem.saved_locals.get(function) is sem.locals[-1]:
+            return LocalScope(function)
+    return None
 
 
 def current_tree(sem: SemanticAnalyzer) -> MypyFile:
@@ -48,8 +63,11 @@ def checker(api: CheckerPluginInterface) -> TypeChecker:
     return api
 
 
-def checker_env(chk: TypeChecker) -> Env:
-    """Resolution while type checking: every module is analysed, so a missing name is final."""
+def checker_env(chk: TypeChecker, *, types: bool = False) -> Env:
+    """Resolution while type checking: every module is analysed, so a missing name is final.
+
+    The bindings of the function being checked come first; ``types`` reads the text of a tensor type.
+    """
 
     def depend(fullname: str) -> None:
         del fullname
@@ -58,7 +76,9 @@ def checker_env(chk: TypeChecker) -> Env:
         del module
         return False
 
-    return Env(chk.modules, True, depend, incomplete, search=True)
+    function = chk.scope.current_function()
+    scope = LocalScope(function) if function is not None else None
+    return Env(chk.modules, True, depend, incomplete, scope=scope, types=types)
 
 
 def instance(modules: MappingOf[str, MypyFile], fullname: str, args: list[Type]) -> Instance:

@@ -14,15 +14,17 @@ from mypy.plugin import (
     DynamicClassDefContext,
     FunctionContext,
     MethodContext,
+    MethodSigContext,
     Plugin,
     ReportConfigContext,
 )
-from mypy.types import Type
+from mypy.types import FunctionLike, Type
 
 from tcpdsl.static.annotations import analyze_literal, analyze_tensor
-from tcpdsl.static.calls import axis_call, stage_call, tensor_call
+from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
 from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, STAGES, TENSOR_CLASSES
+from tcpdsl.verify.stage import Stage
 
 # The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
 _LOGIC: Final = ("syntax", "algebra", "verify", "static")
@@ -63,6 +65,9 @@ class TcpdslPlugin(Plugin):
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
         stage = STAGES.get(fullname)
         return partial(stage_call, method=stage) if stage is not None else None
+
+    def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
+        return outer_signature if STAGES.get(fullname) is Stage.CONTRACT_OUTER else None
 
     def get_dynamic_class_hook(self, fullname: str) -> Callable[[DynamicClassDefContext], None] | None:
         return axis_declaration if fullname in AXIS_FUNCTIONS else None

@@ -52,10 +52,6 @@ def internal(out: Failer, exc: Exception, ctx: Context) -> None:
     out.fail(f"tcpdsl plugin internal error: {type(exc).__name__}: {exc}", ctx, code=codes.INTERNAL)
 
 
-def unchecked(out: Reporter, what: str, ctx: Context) -> None:
-    """A stage argument the plugin cannot read: say so, rather than pass or fail silently."""
-    out.note(
-        f"tcpdsl: {what}; it cannot be checked statically, and the layouts of the result fall back to Any",
-        ctx,
-        code=codes.UNCHECKED,
-    )
+def unchecked(out: Reporter, what: str, ctx: Context, then: str = "the layouts of the result fall back to Any") -> None:
+    """A mapping the plugin cannot read: say so, rather than pass or fail silently."""
+    out.note(f"tcpdsl: {what}; it cannot be checked statically, and {then}", ctx, code=codes.UNCHECKED)

@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
-from mypy.nodes import GDEF, Expression, ImportFrom, IndexExpr, MemberExpr, MypyFile, NameExpr, RefExpr, StrExpr
-from mypy.nodes import TypeAlias, Var
+from mypy.nodes import LDEF, CallExpr, Expression, ImportFrom, IndexExpr, MemberExpr, MypyFile, NameExpr, RefExpr
+from mypy.nodes import StrExpr, TypeAlias, Var
 from mypy.types import LiteralType, RawExpressionType, Type, UnboundType, UnionType, get_proper_type
 
-from tcpdsl.static.names import FACADE, LITERAL_NAMES, MAPPING_FORM
+from tcpdsl.static.bindings import LocalScope
+from tcpdsl.static.names import AXIS_FUNCTIONS, FACADE, LITERAL_NAMES, MAPPING_FORM
 from tcpdsl.static.resolve import declared_axis, module_of
+
+# Local variables assigned from local variables, followed at most this deep.
+_MAX_DEPTH: Final = 8
 
 
 @dataclass(frozen=True)
 class Source:
-    """A mapping text and the module whose globals resolve its names."""
+    """A mapping text, the module whose globals resolve its names, and whether a function's locals come first."""
 
     text: str
     module: str
+    local: bool = False
 
 
 def raw_text(arg: Type) -> str | None:
@@ -53,20 +59,46 @@ def is_mapping_form(name: str, tree: MypyFile) -> bool:
     return False
 
 
-def expression_source(expr: Expression, module: str) -> Source | None:
-    """The mapping an argument expression spells statically, or None (a local value, a computation)."""
+def expression_source(expr: Expression, module: str, scope: LocalScope | None, depth: int = 0) -> Source | None:
+    """The mapping an argument expression spells statically, or None (a computed mapping).
+
+    ``m["..."]``, an alias (module-level or local), an axis, or a local variable assigned once from
+    one of these, read as the literal it stands for.
+    """
     if isinstance(expr, IndexExpr) and isinstance(expr.base, RefExpr) and isinstance(expr.index, StrExpr):
         if expr.base.fullname in LITERAL_NAMES:
-            return Source(expr.index.value, module)
+            return Source(expr.index.value, module, local=scope is not None)
         return None
-    if not isinstance(expr, (NameExpr, MemberExpr)) or (isinstance(expr, NameExpr) and expr.kind != GDEF):
+    if not isinstance(expr, (NameExpr, MemberExpr)) or depth > _MAX_DEPTH:
         return None
     node = expr.node
+    local = isinstance(expr, NameExpr) and expr.kind == LDEF
     if isinstance(node, TypeAlias):
         text = literal_text(node.target)
-        return Source(text, node.module) if text is not None else None
-    if isinstance(node, Var):
+        if text is None:
+            return None
+        return Source(text, module, local=True) if local else Source(text, node.module)
+    if local and scope is not None and isinstance(expr, NameExpr):
+        return _local_source(expr.name, module, scope, depth)
+    if isinstance(node, Var) and expr.kind != LDEF:
         declared = declared_axis(node)
         if declared is not None:
             return Source(declared[0], module_of(node.fullname))
     return None
+
+
+def _local_source(name: str, module: str, scope: LocalScope, depth: int) -> Source | None:
+    """The one mapping every assignment to a local variable gives it."""
+    assigned = scope.bindings(name)
+    if not assigned:
+        return None
+    found: set[Source] = set()
+    for expr in assigned:
+        if isinstance(expr, CallExpr) and isinstance(expr.callee, RefExpr) and expr.callee.fullname in AXIS_FUNCTIONS:
+            found.add(Source(name, module, local=True))  # an axis declared here, used as a mapping
+            continue
+        source = expression_source(expr, module, scope, depth + 1) if expr is not None else None
+        if source is None:
+            return None
+        found.add(source)
+    return found.pop() if len(found) == 1 else None

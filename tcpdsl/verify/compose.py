@@ -8,7 +8,10 @@ these, so a kernel is accepted or refused for the same reason, in the same words
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import check_axis_sizes
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dtypes import check_pairing
 from tcpdsl.verify.families import COLLECT, GRID, OUTER, PACKET, TIME, TRF, CONTRACT, Family, TensorType, check_type
@@ -49,10 +52,27 @@ def _receiver(stage: Stage, src: TensorType) -> None:
         )
 
 
-def _same_grid(stream: TensorType, trf: TensorType) -> None:
+def _meeting(*types: TensorType, **arguments: Mapping) -> None:
+    """The layouts that meet in a stage call agree on the size of every axis they name."""
+    named = [(f"the {t.family.name}'s {p}", m) for t in types for p, m in zip(t.family.layouts, t.layouts)]
+    check_axis_sizes([*named, *arguments.items()])
+
+
+def multiplier(
+    stream_dtype: str, trf_dtype: str, stream_grid: Sequence[Mapping | None], trf_grid: Sequence[Mapping | None]
+) -> str:
+    """The accumulator dtype of a stream/TRF pair, once the Multiplier has a MAC for it and the TRF sits
+    on the stream's grid: the first rules of ``contract_outer``. A grid entry that is None is not known
+    (the mypy plugin checks what it can of a type whose layouts it cannot read)."""
+    acc = check_pairing(stream_dtype, trf_dtype)
+    _same_grid(stream_grid, trf_grid)
+    return acc
+
+
+def _same_grid(stream: Sequence[Mapping | None], trf: Sequence[Mapping | None]) -> None:
     """The TRF sits on the stream's Chip, Cluster and Slice (checked before the Stream Adapter)."""
-    for name, a, b in zip(GRID, stream.grid, trf.grid):
-        if a != b:
+    for name, a, b in zip(GRID, stream, trf):
+        if a is not None and b is not None and a != b:
             raise LayoutError(
                 Stage.CONTRACT_OUTER, f"{name}Mismatch",
                 f"contract_outer: the TRF's {name} {b} differs from the stream's {name} {a}",
@@ -63,6 +83,7 @@ def _same_grid(stream: TensorType, trf: TensorType) -> None:
 def to_trf(src: TensorType, *, lane: Mapping, element: Mapping) -> tuple[TensorType, TrfParams]:
     """Load a collected stream into the TRF as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
     _receiver(Stage.TO_TRF, src)
+    _meeting(src, lane=lane, element=element)
     params = verify_to_trf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), lane=lane, element=element)
     return check_type(TRF, src.dtypes, (*src.grid, lane, element)), params
 
@@ -77,8 +98,8 @@ def contract_outer(
             Stage.CONTRACT_OUTER, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got a {trf.family.name}",
             hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
         )
-    acc = check_pairing(stream.dtype, trf.dtype)
-    _same_grid(stream, trf)
+    _meeting(stream, trf, out_time=out_time, out_packet=out_packet)
+    acc = multiplier(stream.dtype, trf.dtype, stream.grid, trf.grid)
     lane = trf.layout("Lane")
     params = verify_contract_outer(
         stream.dtype,
@@ -96,6 +117,7 @@ def contract_outer(
 def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType, PacketParams]:
     """Sum the innermost packet cells in the adder tree (docs/stage-rules.md §2.5)."""
     _receiver(Stage.CONTRACT_PACKET, src)
+    _meeting(src, out_packet=out_packet)
     params = verify_contract_packet(src.dtypes[1], packet=src.layout("Packet"), out_packet=out_packet)
     return check_type(PACKET, src.dtypes[:1], (*src.layouts[:5], out_packet)), params
 
@@ -103,6 +125,7 @@ def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType
 def contract_time(src: TensorType, *, out_time: Mapping) -> tuple[TensorType, TimeParams]:
     """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
     _receiver(Stage.CONTRACT_TIME, src)
+    _meeting(src, out_time=out_time)
     params = verify_contract_time(time=src.layout("Time"), out_time=out_time)
     layouts = src.layouts
     return check_type(TIME, src.dtypes, (*layouts[:4], out_time, layouts[5])), params
@@ -116,6 +139,7 @@ def contract_lane(
     ``pre_reduce_time`` is the OutTime of ``contract_outer``: the accumulator's capacity depends on it.
     """
     _receiver(Stage.CONTRACT_LANE, src)
+    _meeting(src, out_time=out_time, out_packet=out_packet)
     params = verify_contract_lane(
         lane=src.layout("Lane"),
         time=src.layout("Time"),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.scope import check_axis_sizes
 from tcpdsl.errors import DtypeError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constructors import (
@@ -131,6 +132,7 @@ def _check_accumulator(family: str, acc: str, storage: str | None) -> None:
 def check_type(family: Family, dtypes: tuple[str, ...], layouts: tuple[Mapping, ...]) -> TensorType:
     """The type ``family[dtypes, layouts]`` once every constraint on it holds (else the rule's error)."""
     name = family.name
+    check_axis_sizes((f"its {p}", m) for p, m in zip(family.layouts, layouts))
     if family.accumulates and family is not CONTRACT:
         _check_accumulator(name, dtypes[0], dtypes[1] if len(dtypes) > 1 else None)
     maps = {("slice_" if p == "Slice" else p.lower()): m for p, m in zip(family.layouts, layouts)}

@@ -1,4 +1,4 @@
-"""Valid: contract_lane on a stored ContractTimeTensor; the plugin notes it cannot see the pre-reduce Time."""
+"""Valid: contract_lane on a stored ContractTimeTensor, whose type keeps the Time it had before contract_time."""
 
 # runtime: valid
 import tcpdsl as tcp
@@ -22,4 +22,4 @@ def kernel(x: Stream, w: Weights) -> Out:
     trf = w.to_trf(lane=m["C"], element=m["B"])
     outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])
     reduced = outer.contract_packet(out_packet=m["1"]).contract_time(out_time=m["A"])
-    return reduced.contract_lane(out_time=m["A"], out_packet=m["C"])  # N: the Time before contract_time is not visible
+    return reduced.contract_lane(out_time=m["A"], out_packet=m["C"])

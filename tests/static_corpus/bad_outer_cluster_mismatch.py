@@ -1,6 +1,6 @@
-"""Invalid: the weights sit on another Chip layout than the stream (contract_outer ChipMismatch)."""
+"""Invalid: the weights sit on another Cluster layout than the stream (contract_outer ClusterMismatch)."""
 
-# runtime: contract_outer ChipMismatch
+# runtime: contract_outer ClusterMismatch
 import tcpdsl as tcp
 from tcpdsl import m
 
@@ -13,11 +13,11 @@ Cluster = m["1 # 2"]
 Slice = m["1 # 256"]
 
 Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A, B / 16"], m["B % 16"]]
-Weights = tcp.CollectTensor[tcp.bf16, m["1 # 2"], Cluster, Slice, m["C, B / 16"], m["B % 16"]]
+Weights = tcp.CollectTensor[tcp.bf16, Chip, m["1"], Slice, m["C, B / 16"], m["B % 16"]]
 
 
 @tcp.kernel
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["B"])
-    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-layout ChipMismatch # E: arg-type
+    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-layout ClusterMismatch
     return outer
