@@ -94,8 +94,15 @@ def _mismatch(expected: Spec, instance: object) -> str | None:
             return f"its dtype {name} is {got.name}, but the declared {name} is {want.name}"
     for name, want_m, got_m in zip(family.layouts, expected.layouts, actual.layouts):
         if want_m != got_m:
-            return f'its {name} layout m["{got_m}"] differs from the declared m["{want_m}"]'
+            found = f'its {name} layout m["{got_m}"] differs from the declared m["{want_m}"]'
+            if str(want_m) == str(got_m):  # one text, two meanings: an axis declared twice with two sizes
+                found += f" (axis sizes {_sizes(got_m)}, declared {_sizes(want_m)})"
+            return found
     return None
+
+
+def _sizes(mapping: Mapping) -> str:
+    return ", ".join(f"{name}={size}" for name, size in mapping.axis_sizes().items())
 
 
 _SPECIALISED: dict[tuple[object, ...], type] = {}
