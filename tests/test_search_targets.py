@@ -65,6 +65,7 @@ def _emit(plan: Plan, folder: Path, name: str) -> Path:
         ("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, {}, "fused"),
         ("ik,jk->ij", {"I": 512, "J": 512, "K": 64}, {}, "fused"),
         ("th,lh->tl", {"T": 16, "H": 64, "L": 24}, {"streamed": "second"}, "fused"),
+        ("h,qh->q", {"H": 64, "Q": 4096}, {"topology": tcp.Topology(chips=2)}, "fused"),
         ("ab,b->a", {"A": 64, "B": 32}, {"fixed": {"mode": tcp.LaneMode.SEQUENTIAL}}, "simulate"),
     ],
 )

@@ -36,7 +36,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--weights", choices=sorted(BITS), metavar="DTYPE", help="TRF dtype (default: --dtype)")
     parser.add_argument("--top", type=int, default=5, metavar="K", help="how many plans (default 5)")
     parser.add_argument("--budget", type=float, default=5.0, metavar="SECONDS", help="time budget (default 5)")
-    parser.add_argument("--stream", choices=ORIENTATIONS, default="first", help="which operand streams (default first)")
+    parser.add_argument("--streamed", choices=ORIENTATIONS, default="first", help="which operand streams (default first)")
     parser.add_argument("--fix", action="append", default=[], metavar="NAME=MAPPING",
                         help='fix a layout, e.g. --fix "Cluster=1 # 2" (Chip, Cluster, Slice, Lane, mode)')
     parser.add_argument("--chips", type=int, default=1, metavar="N", help="chips of the device (default 1)")
@@ -95,7 +95,7 @@ def execute(args: argparse.Namespace) -> int:
     try:
         plans = search(
             args.einsum, sizes, stream=args.dtype, weights=args.weights or args.dtype, top=args.top,
-            streamed=args.stream, fixed=fixed, topology=Topology(chips=args.chips, pes=args.pes),
+            streamed=args.streamed, fixed=fixed, topology=Topology(chips=args.chips, pes=args.pes),
             budget=args.budget, progress=True if args.progress else None,
         )
         emitted = _emit(plans, args.emit, args.name) if args.emit is not None else []
