@@ -218,6 +218,7 @@ def test_a_grid_pin_nothing_matches_is_reported() -> None:
         ({"budget": -1}, "budget="),
         ({"budget": float("nan")}, "budget="),
         ({"streamed": "both"}, "streamed="),
+        ({"streamed": ["first"]}, "streamed="),
         ({"fixed": {"Time": "1"}}, "cannot fix 'Time'"),
         ({"fixed": {"mode": "Interleaved"}}, "LaneMode"),
         ({"topology": 4}, "Topology"),

@@ -44,7 +44,8 @@ def search(
     ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
     layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
-    ``topology`` gives the chip count (Chip may spread over it). The search stops after ``budget``
+    ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
+    elements of a chip. The search stops after ``budget``
     seconds with the best plans so far (``Plans.exhausted`` is then False). ``progress`` draws a
     bar on stderr (default: when stderr is a terminal).
 
@@ -53,7 +54,7 @@ def search(
     """
     problem = make_problem(einsum, sizes, stream, weights)
     settings = _settings(problem, top, fixed, topology, budget)
-    if streamed not in _ORIENTATIONS:
+    if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",

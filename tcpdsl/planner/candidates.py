@@ -62,7 +62,6 @@ class Candidate:
     element: Layout
     outer_time: Layout
     time_out: Layout
-    broadcast: bool  # weight-only Time digits ride the TimeBroadcast instead of the stream's Time
 
     def lane_layouts(self, mode: LaneMode) -> tuple[Layout, Layout] | None:
         """``(OutTime, OutPacket)`` of ``contract_lane`` in ``mode``; None when no padding writes it per axis."""
@@ -171,6 +170,5 @@ def candidates(problem: Problem, grid: Grid, packing: Packing, lane: Layout, lan
             continue
         time_out = outer_time.without(frozenset(problem.with_role(Role.CONTRACTED)))
         yield Candidate(
-            grid, packing, lane, stream_time, Layout.of(lane, halves[0]), halves[1], element, outer_time, time_out,
-            broadcast,
+            grid, packing, lane, stream_time, Layout.of(lane, halves[0]), halves[1], element, outer_time, time_out
         )

@@ -1,9 +1,10 @@
-"""The search loop: grids cheapest bound first, each chain checked and costed, the best ``top`` kept.
+"""The search loop: spreads cheapest bound first, each chain checked and costed, the best ``top`` kept.
 
-Branch and bound (docs/search.md §4): a grid, or a packet and lane choice on it, is skipped once
-the best rank it can reach cannot beat the ``top``-th plan in hand; the grids come sorted by bound,
-so the first grid slower than that plan ends the search with the space exhausted. A time budget
-ends it earlier with the best plans found so far.
+Branch and bound (docs/search.md §4): a spread, or a packet and lane choice on its grid, is
+skipped once the best rank it can reach cannot beat the ``top``-th plan in hand; spreads come
+sorted by bound, so the first one slower than that plan ends the search with the space exhausted.
+A grid whose TRF overflows on its first chain is left whole, since every chain on it holds the same
+weights. A time budget ends the search earlier with the best plans found so far.
 """
 
 from __future__ import annotations
@@ -130,8 +131,7 @@ class _Search:
                 if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes)):
                     continue
                 for candidate in candidates(problem, grid, packing, lane, counts):
-                    verdict = self.chain(problem, candidate)
-                    if verdict == "capacity":
+                    if self.chain(problem, candidate):
                         self.outcome.capacity_grids += 1
                         return True
                     if self.outcome.chains % _CLOCK_EVERY == 0:
@@ -141,15 +141,16 @@ class _Search:
                             return False
         return True
 
-    def chain(self, problem: Problem, c: Candidate) -> str:
-        """Check and cost one candidate in every mode; "capacity" when no chain on its grid fits the TRF."""
+    def chain(self, problem: Problem, c: Candidate) -> bool:
+        """Check and cost one candidate in every mode; True when no chain on its grid fits the TRF
+        (an unpadded TRF holds exactly the slice's weights, which every chain on the grid holds)."""
         self.outcome.chains += 1
         try:
             reduced = reduce(problem, c)
         except StageError as error:
             self.fail(error)
             unpadded = c.lane.size == c.lane.live and c.element.size == c.element.live
-            return "capacity" if error.rule == "ExceedsCapacity" and unpadded else "failed"
+            return error.rule == "ExceedsCapacity" and unpadded
         for mode in self.settings.modes:
             try:
                 folded = fold(problem, reduced, mode)
@@ -158,7 +159,7 @@ class _Search:
                 continue
             if folded is not None:
                 self.offer(Found(problem, folded))
-        return "ok"
+        return False
 
     def fail(self, error: StageError) -> None:
         key = (error.stage, error.rule)
