@@ -208,3 +208,35 @@ def test_casts_leave_their_input_alone(cls: type[Scalar]) -> None:
     cast(values, cls)
     widen(values, f32)
     assert np.array_equal(values.view(np.uint32), before)
+
+
+def _wrapped(values: np.ndarray, bits: int) -> list[int]:
+    """The two's-complement wrap of each value to ``bits`` bits, by the definition."""
+    half = 1 << (bits - 1)
+    return [((int(v) + half) % (2 * half)) - half for v in values.reshape(-1)]
+
+
+@pytest.mark.parametrize("source", [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("cls", [i4, i5, i8, i9, i32])
+def test_integer_casts_wrap_from_every_integer_dtype(source: type[np.generic], cls: type[Scalar]) -> None:
+    # Extremes of the source dtype and values around every target width: the direct numpy
+    # conversions taken for dtypes that need no wrap must agree with the wrap by definition.
+    if source is np.bool_:
+        values = np.array([False, True])
+    else:
+        info = np.iinfo(source)
+        around = [0, 1, -1, 7, 8, -8, -9, 15, 16, -16, -17, 127, 128, -128, -129, 255, 256, 511, -512, 2**31, -(2**31) - 1]
+        values = np.array([v for v in [*around, info.min, info.max] if info.min <= v <= info.max], dtype=source)
+    narrowed = cast(values, cls)
+    assert narrowed.dtype == cls.numpy
+    assert narrowed.astype(np.int64).tolist() == _wrapped(values, cls.value_bits)
+    assert widen(values, cls).tolist() == _wrapped(values, cls.value_bits)
+
+
+@pytest.mark.parametrize("cls", [f8e4m3, f8e5m2])
+def test_f8_widening_is_exact_for_every_bit_pattern(cls: type[Scalar]) -> None:
+    patterns = np.arange(256, dtype=np.uint8).view(cls.numpy)
+    expected = patterns.astype(np.float32)
+    got = widen(patterns.reshape(16, 16)[:, ::2], cls)
+    assert got.dtype == np.float32 and got.shape == (16, 8)
+    np.testing.assert_array_equal(got.view(np.uint32), expected.reshape(16, 16)[:, ::2].view(np.uint32))

@@ -203,6 +203,25 @@ def _wrap(values: Array, bits: int) -> Array:
     return ((values + half) & ((half << 1) - 1)) - half
 
 
+def _holds(dtype: np.dtype[Any], bits: int) -> bool:
+    """Whether every value of the integer (or bool) ``dtype`` fits in ``bits``-bit two's complement,
+    so that wrapping to ``bits`` changes nothing."""
+    if dtype.kind == "b":
+        return bits > 1
+    if dtype.kind not in "iu":
+        return False
+    info = np.iinfo(dtype)
+    return info.min >= -(1 << (bits - 1)) and info.max < 1 << (bits - 1)
+
+
+def _f8_table(dtype: np.dtype[Any]) -> Array:
+    """Every 8-bit pattern of an f8 dtype widened to f32: widening by table lookup reads one byte
+    per cell instead of converting each one."""
+    table = np.arange(256, dtype=np.uint8).view(dtype).astype(np.float32)
+    table.setflags(write=False)
+    return table
+
+
 def _as_int64(array: Array) -> Array:
     if array.dtype.kind in "iub" or array.dtype == np.dtype(ml_dtypes.int4):
         return array.astype(np.int64)
@@ -226,7 +245,12 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     target = scalar(to)
     src = np.asarray(array)
     if not target.is_float:
-        return _wrap(_as_int64(src), target.value_bits).astype(target.numpy)
+        storage = target.numpy
+        if storage.kind == "i" and (_holds(src.dtype, target.value_bits)
+                                    or (src.dtype.kind in "iu" and target.value_bits == 8 * storage.itemsize)):
+            # Nothing to wrap, or numpy's integer narrowing keeps the low bits, which is the wrap.
+            return src.astype(storage)
+        return _wrap(_as_int64(src), target.value_bits).astype(storage)
     with np.errstate(over="ignore", invalid="ignore"):
         if target is bf16:
             if src.dtype == bf16.numpy:
@@ -237,8 +261,8 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     if target is f32:
         return x
     if target is f8e4m3:
-        clipped = np.where(np.isnan(x), x, np.clip(x, -_E4M3_MAX, _E4M3_MAX))
-        return clipped.astype(f8e4m3.numpy)
+        # Clipping keeps NaN (numpy's minimum and maximum propagate it); x is a copy of our own.
+        return np.clip(x, -_E4M3_MAX, _E4M3_MAX, out=x).astype(f8e4m3.numpy)
     return x.astype(target.numpy)
 
 
@@ -251,13 +275,20 @@ def widen(array: npt.ArrayLike, frm: ScalarLike) -> Array:
     source = scalar(frm)
     src = np.asarray(array)
     if not source.is_float:
+        if _holds(src.dtype, source.value_bits):
+            return src.astype(np.int32)
         return _wrap(_as_int64(src), source.value_bits).astype(np.int32)
     if source is bf16:
         # ascontiguousarray makes a 0-d array 1-d; a scalar operand (no axes) must stay 0-d.
         return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape))
     if source is f32:
         return _flush_f32(src.astype(np.float32))
+    if src.dtype == source.numpy:
+        return _F8_TABLES[source.name].take(src.view(np.uint8))
     return src.astype(source.numpy).astype(np.float32)
+
+
+_F8_TABLES: Final = {kind.name: _f8_table(kind.numpy) for kind in (f8e4m3, f8e5m2)}
 
 
 def poison(dtype: ScalarLike) -> Any:
