@@ -61,6 +61,15 @@ def test_tensor_to_numpy_reorders_axes() -> None:
     np.testing.assert_array_equal(x.to_numpy(), data)
 
 
+def test_tensor_to_numpy_copies_in_memory_order() -> None:
+    data = np.arange(32 * 8).reshape(32, 8)
+    x = tcp.Tensor(data, "A C")
+    swapped = x.to_numpy("C A")
+    assert swapped.flags.f_contiguous and not np.shares_memory(swapped, data)
+    swapped[0, 0] = -1
+    assert data[0, 0] == 0 and x.to_numpy()[0, 0] == 0
+
+
 def test_tensor_to_numpy_other_axes_is_a_layout_error() -> None:
     x = tcp.Tensor(np.zeros((32, 8)), "A C")
     with pytest.raises(LayoutError) as info:

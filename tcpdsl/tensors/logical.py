@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
@@ -37,11 +38,19 @@ Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
 def axis_names(axes: str | Sequence[str]) -> tuple[str, ...]:
     """``"A B"``, ``"A, B"`` or ``("A", "B")`` as a checked tuple of distinct axis names."""
     if isinstance(axes, str):
-        names = tuple(axes.replace(",", " ").split())
-    elif isinstance(axes, Sequence) and all(isinstance(a, str) for a in axes):
-        names = tuple(axes)
-    else:
-        raise LayoutError(STAGE, "AxisNames", f"axes must be a string such as \"A B\" or a sequence of names, got {axes!r}")
+        return _text_names(axes)
+    if isinstance(axes, Sequence) and all(isinstance(a, str) for a in axes):
+        return _checked_names(tuple(axes))
+    raise LayoutError(STAGE, "AxisNames", f"axes must be a string such as \"A B\" or a sequence of names, got {axes!r}")
+
+
+@lru_cache(maxsize=1024)
+def _text_names(text: str) -> tuple[str, ...]:
+    """The names of an axes text, checked once per text (a refusal is not cached)."""
+    return _checked_names(tuple(text.replace(",", " ").split()))
+
+
+def _checked_names(names: tuple[str, ...]) -> tuple[str, ...]:
     for name in names:
         if not is_axis_name(name):
             raise LayoutError(
@@ -225,10 +234,12 @@ class Tensor:
 
         ``axes`` names every axis the tensor holds, in any order (an axis held as several
         adjacent digits becomes one dimension), or is a mapping such as ``m["B / 2, A"]`` whose
-        parts hold the same digits as the tensor.
+        parts hold the same digits as the tensor. The copy keeps the memory order the data has (as
+        numpy's einsum returns a transposed view rather than transposing), so reordering dimensions
+        costs no transposing pass; use ``np.ascontiguousarray`` where C order matters.
         """
         if axes is None:
-            return self._values.copy()
+            return self._values.copy(order="K")
         target = self._target(axes)
         return np.array(rearrange(self._values, self._terms, target), copy=True)
 
