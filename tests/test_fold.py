@@ -10,7 +10,12 @@ from hypothesis import strategies as st
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import LayoutError
+from tcpdsl.algebra.slots import StructKey
+from tcpdsl.algebra.terms import held, logical_terms
+from tcpdsl.evaluate.fold_plan import plan_fold
+from tcpdsl.evaluate.folded import lines_up
 from tcpdsl.evaluate.fused import fold, fold_digits, fold_generic
+from tcpdsl.tensors.placement import to_terms
 
 MKN = {"M": 2, "K": 3, "N": 2}
 LHS = np.arange(1, 7).reshape(2, 3)
@@ -191,3 +196,42 @@ def test_operand_shape_mismatch_is_a_layout_error() -> None:
         fold(np.ones((2, 4)), ("M", "K"), p("M, K"), RHS, ("K", "N"), p("K, N"), p("M, K, N"), p("M, N"), "f32")
     with pytest.raises(LayoutError, match="cannot carry the 2 axes K N"):
         fold(LHS, ("M", "K"), p("M, K"), np.ones(3), ("K", "N"), p("K, N"), p("M, K, N"), p("M, N"), "f32")
+
+
+@st.composite
+def results(draw: st.DrawFn) -> tuple[dict[str, int], str, str, str, str]:
+    """Folds whose output holds whole axes, replicates, broadcasts, pads or holds part of an axis."""
+    sizes = {"M": draw(st.sampled_from([1, 2, 3])), "K": draw(st.sampled_from([2, 4, 6])),
+             "N": draw(st.sampled_from([2, 4])), "T": draw(st.sampled_from([2, 3]))}
+    split = draw(st.sampled_from([d for d in (1, 2) if sizes["K"] % d == 0]))
+    k_digits = ["K"] if split == 1 else [f"K / {split}", f"K % {split}"]
+    pre = ", ".join(draw(st.permutations(["M", "N", "T", *k_digits])))
+    lhs = draw(st.sampled_from(["M, K", "K, M", "M, K # 10", "K"]))
+    out = draw(st.sampled_from(["M, N", "N, M", "N # 6, M", "M, T, N", "T, N / 2, M, N % 2", "M, 2, N", "M, N % 2",
+                                "N / 2, M", "T # 4, M, N"]))
+    return sizes, lhs, "K, N", pre, out
+
+
+@settings(max_examples=80, deadline=None)
+@given(results(), st.sampled_from(["f32", "i32"]), st.integers(0, 2**16))
+def test_logical_read_equals_the_physical_buffer_read_back(case: tuple[dict[str, int], str, str, str, str], acc: str,
+                                                           seed: int) -> None:
+    sizes, lhs_text, rhs_text, pre_text, out_text = case
+    rng = np.random.default_rng(seed)
+    lhs_axes = ("K",) if lhs_text == "K" else ("M", "K")
+    draw = (lambda shape: rng.standard_normal(shape).astype(np.float32)) if acc == "f32" else (
+        lambda shape: rng.integers(-50, 50, size=shape))
+    lhs, rhs = draw(tuple(sizes[a] for a in lhs_axes)), draw((sizes["K"], sizes["N"]))
+    lhs_map, rhs_map, pre, out = p(lhs_text, sizes), p(rhs_text, sizes), p(pre_text, sizes), p(out_text, sizes)
+    physical = fold(lhs, lhs_axes, lhs_map, rhs, ("K", "N"), rhs_map, pre, out, acc)
+    plan = plan_fold(lhs_axes, lhs.shape, StructKey(lhs_map), ("K", "N"), rhs.shape, StructKey(rhs_map),
+                     StructKey(pre), StructKey(out), acc, None)
+    assert plan is not None
+    terms = logical_terms(out)
+    # Every output here is regular and cut on the fold's digit boundaries: the direct read applies.
+    assert not held(out).irregular and lines_up(plan.chain, terms)
+    got = plan.run(lhs, rhs).logical(terms)
+    want = to_terms(physical, out, terms)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    # Bit for bit: the operand order of the contraction does not depend on the output order.
+    assert np.array_equal(got.view(np.int32), want.view(np.int32))

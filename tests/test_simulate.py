@@ -17,10 +17,11 @@ import pytest
 
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra.terms import logical_terms
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate import trace
 from tcpdsl.evaluate.fused import FusedEvaluator
-from tcpdsl.tensors.placement import plan, to_logical
+from tcpdsl.tensors.placement import plan, to_logical, to_terms
 from tcpdsl.evaluate.select import evaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
 from tcpdsl.tensors import backend
@@ -265,25 +266,43 @@ def test_i9_sums_wrap_in_i32() -> None:
         assert int(read_back(chain, run(chain), "")) == 0
 
 
+def _stopped_at(chain: Chain, stop: str) -> Chain:
+    if stop == "contract_outer":
+        return chain.with_stage(packet_out=None, packet_params=None, time_out=None, time_params=None,
+                                lane_time=None, lane_packet=None, mode=None, lane_params=None)
+    if stop == "contract_packet":
+        return chain.with_stage(time_out=None, time_params=None, lane_time=None, lane_packet=None, mode=None,
+                                lane_params=None)
+    if stop == "contract_time":
+        return chain.with_stage(lane_time=None, lane_packet=None, mode=None, lane_params=None)
+    return chain
+
+
 @pytest.mark.parametrize("stop", ["contract_outer", "contract_packet", "contract_time"])
 def test_every_intermediate_stage_agrees(stop: str) -> None:
     spec = KERNELS["gemm"]
     stream, weight = operands(spec, seed=11)
-    chain = build(spec, stream, weight)
-    if stop == "contract_outer":
-        chain = chain.with_stage(packet_out=None, packet_params=None, time_out=None, time_params=None,
-                                 lane_time=None, lane_packet=None, mode=None, lane_params=None)
-    elif stop == "contract_packet":
-        chain = chain.with_stage(time_out=None, time_params=None, lane_time=None, lane_packet=None, mode=None,
-                                 lane_params=None)
-    else:
-        chain = chain.with_stage(lane_time=None, lane_packet=None, mode=None, lane_params=None)
+    chain = _stopped_at(build(spec, stream, weight), stop)
     assert chain.stage == stop
     fused = FusedEvaluator().run(chain)
     simulated = SimulateEvaluator().run(chain)
     assert fused.shape == simulated.shape == (chain.result_mapping().size,)
     assert np.allclose(fused, simulated, rtol=1e-5, atol=1e-4)
     assert np.count_nonzero(fused) > 0
+
+
+@pytest.mark.parametrize("stop", ["contract_outer", "contract_packet", "contract_time", "contract_lane"])
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_logical_results_are_the_physical_buffers_read_back(name: str, stop: str) -> None:
+    spec = KERNELS[name]
+    stream, weight = operands(spec, seed=len(name))
+    chain = _stopped_at(build(spec, stream, weight), stop)
+    mapping = chain.result_mapping()
+    for evaluator in (FusedEvaluator(), SimulateEvaluator()):
+        got = evaluator.logical(chain)
+        want = to_terms(evaluator.run(chain), mapping, logical_terms(mapping))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert np.array_equal(got.view(np.int32), want.view(np.int32)), evaluator.name
 
 
 def test_trace_shows_every_stage() -> None:

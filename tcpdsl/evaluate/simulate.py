@@ -24,10 +24,11 @@ import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping, pairs
 from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
+from tcpdsl.algebra.terms import logical_terms
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
-from tcpdsl.evaluate.fused import accumulator_dtype
-from tcpdsl.tensors.placement import plan, to_physical_rows
+from tcpdsl.evaluate.fold_plan import accumulator_dtype
+from tcpdsl.tensors.placement import plan, to_physical_rows, to_terms
 from tcpdsl.tensors.chain import Chain, Operand
 from tcpdsl.tensors.scalars import cast, poison, widen
 from tcpdsl.verify.stage import Stage
@@ -336,3 +337,7 @@ class SimulateEvaluator:
 
     def run(self, chain: Chain) -> Array:
         return _simulate(chain)[1]
+
+    def logical(self, chain: Chain) -> Array:
+        mapping = chain.result_mapping()
+        return to_terms(self.run(chain), mapping, logical_terms(mapping))

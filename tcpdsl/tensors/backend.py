@@ -30,15 +30,20 @@ class UnknownEvaluatorError(TcpError, LookupError):
 
 
 class Evaluator(Protocol):
-    """Turns a chain into the physical buffer of its last stage.
+    """Turns a chain into the result of its last stage.
 
-    ``run`` returns a 1-D array over ``chain.result_mapping().size`` cells in the accumulator's
-    numpy dtype, with every padding cell 0.
+    ``run`` returns the physical buffer: a 1-D array over ``chain.result_mapping().size`` cells in
+    the accumulator's numpy dtype, with every padding cell 0. ``logical`` returns what ``run``
+    holds read back with one dimension per term the result's mapping holds
+    (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
+    can avoid it.
     """
 
     name: str
 
     def run(self, chain: Chain) -> npt.NDArray[Any]: ...
+
+    def logical(self, chain: Chain) -> npt.NDArray[Any]: ...
 
 
 _REGISTRY: dict[str, Evaluator] = {}

@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra.cells import Index, Pad, PaddingKind
 from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.slots import Composite, Digit, Slot
+from tcpdsl.algebra.slots import Composite, Digit, Slot, StructKey
 from tcpdsl.algebra.terms import Term
 from tcpdsl.errors import LayoutError
 
@@ -117,12 +117,17 @@ class Plan:
 
 
 def plan(mapping: Mapping) -> Plan:
-    """The decoded positions of ``mapping`` (cached: equal mappings have equal cells)."""
-    return _plan_cached(mapping)
+    """The decoded positions of ``mapping``, cached by structure: mappings equal in normal form
+    may still name different size-1 axes, so normal-form equality is not enough."""
+    return _plan_cached(StructKey(mapping))
 
 
 @lru_cache(maxsize=128)
-def _plan_cached(mapping: Mapping) -> Plan:
+def _plan_cached(key: StructKey) -> Plan:
+    return _build_plan(key.node)
+
+
+def _build_plan(mapping: Mapping) -> Plan:
     slots = mapping.slots()
     if any(isinstance(slot.live, Composite) for slot in slots):
         return _plan_by_cells(mapping)

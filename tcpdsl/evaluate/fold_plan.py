@@ -1,0 +1,180 @@
+"""Planning the fused fold: what depends only on the mappings, the operand axes and shapes.
+
+Planning walks slots and digit chains in Python; running a plan is one einsum, so a plan is
+computed once per kernel type (:func:`plan_fold` caches it) and reused on every call. How the
+digits are chosen is described in :mod:`tcpdsl.evaluate.fused`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.algebra.slots import Bcast, Digit, StructKey
+from tcpdsl.errors import LayoutError
+from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, match_broadcasts, refine
+from tcpdsl.evaluate.folded import Folded
+from tcpdsl.tensors.scalars import cast
+
+Array = npt.NDArray[Any]
+
+_EXACT_F64: Final = float(2**53)
+
+
+def accumulator_dtype(acc: str) -> np.dtype[Any]:
+    if acc == "f32":
+        return np.dtype(np.float32)
+    if acc == "i32":
+        return np.dtype(np.int32)
+    raise LayoutError(EVALUATE_STAGE, "UnknownAccumulator", f"accumulator {acc!r} is neither f32 nor i32")
+
+
+DigitId = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """How one logical operand becomes an einsum input: cut or zero-extended per axis to its chain,
+    split into chain digits, and read at 0 along every digit the operand does not both carry and
+    get visited on."""
+
+    take: tuple[slice, ...]
+    pad: tuple[tuple[int, int], ...] | None
+    shape: tuple[int, ...]
+    index: tuple[slice | int, ...]
+    subs: tuple[DigitId, ...]
+
+    def apply(self, values: Array) -> Array:
+        array = values[self.take]
+        if self.pad is not None:
+            array = np.pad(array, self.pad)
+        return array.reshape(self.shape)[self.index]
+
+
+def _cut(axes: tuple[str, ...], shape: tuple[int, ...], carried: set[DigitId], chain: DigitChain,
+         visited: set[DigitId]) -> _Cut:
+    pad: list[tuple[int, int]] = []
+    take: list[slice] = []
+    for name, n in zip(axes, shape, strict=True):
+        top = chain.bounds[name][-1] if name in chain.bounds else 1
+        pad.append((0, max(0, top - n)))
+        take.append(slice(0, top))
+    digit_shape: list[int] = []
+    index: list[slice | int] = []
+    subs: list[DigitId] = []
+    for name in axes:
+        if name not in chain.bounds:
+            digit_shape.append(1)
+            index.append(0)
+            continue
+        for j in reversed(range(chain.digits(name))):
+            digit_shape.append(chain.radix(name, j))
+            if (name, j) in carried and (name, j) in visited:
+                index.append(slice(None))
+                subs.append((name, j))
+            else:
+                index.append(0)
+    padded = tuple(pad) if any(after for _, after in pad) else None
+    return _Cut(tuple(take), padded, tuple(digit_shape), tuple(index), tuple(subs))
+
+
+@dataclass(frozen=True)
+class FoldPlan:
+    """Everything about a fold that depends only on the mappings, the operand axes and shapes.
+
+    Planning walks slots and digit chains in Python; running is the einsum alone, so a plan is
+    computed once per kernel type (:func:`plan_fold` caches it) and reused on every call.
+    """
+
+    chain: DigitChain
+    left: _Cut
+    right: _Cut
+    subscripts: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+    keep: tuple[DigitId, ...]
+    multiplicity: int
+    terms: int
+    acc: str
+
+    def run(self, lhs: Array, rhs: Array) -> Folded:
+        """The fold of ``lhs`` and ``rhs`` (logical, widened to the accumulator) by this plan."""
+        left, right = self.left.apply(lhs), self.right.apply(rhs)
+        summed = _contract(left, right, self.subscripts, self.acc, self.terms)
+        if self.acc == "f32":
+            values = summed * np.float32(self.multiplicity) if self.multiplicity != 1 else summed
+        else:
+            values = cast(np.asarray(summed).astype(np.int64) * self.multiplicity, "i32")
+        return Folded(np.asarray(values, dtype=accumulator_dtype(self.acc)), self.keep, self.chain)
+
+
+def _contract(lhs: Array, rhs: Array, subscripts: tuple[tuple[int, ...], ...], acc: str, terms: int) -> Array:
+    lsubs, rsubs, keep = subscripts
+
+    def run(a: Array, b: Array) -> Array:
+        result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=True)
+        return result
+
+    if acc == "f32":
+        return np.asarray(run(lhs.astype(np.float32, copy=False), rhs.astype(np.float32, copy=False)), dtype=np.float32)
+    # Exact integer sums: through f64 BLAS while every partial sum stays below 2**53, else int64
+    # (exact modulo 2**64, hence modulo 2**32).
+    bound = float(np.abs(lhs).max(initial=0)) * float(np.abs(rhs).max(initial=0)) * max(terms, 1)
+    if bound < _EXACT_F64:
+        return np.asarray(run(lhs.astype(np.float64), rhs.astype(np.float64)))
+    return np.asarray(run(lhs.astype(np.int64), rhs.astype(np.int64)))
+
+
+def _natural_order(lsubs: tuple[DigitId, ...], rsubs: tuple[DigitId, ...], kept: set[DigitId],
+                   chain: DigitChain) -> list[DigitId]:
+    """Kept digits grouped by axis, axes in the order the operands carry them (then the others by
+    name), each axis's digits outermost first: the matmul's own output order for a plain product,
+    and an order in which each axis's digits merge into one dimension without a copy."""
+    axes = dict.fromkeys(sym for sym, _ in (*lsubs, *rsubs))
+    axes.update(dict.fromkeys(sorted(sym for sym, _ in kept)))
+    return [(sym, j) for sym in axes for j in reversed(range(chain.digits(sym))) if (sym, j) in kept]
+
+
+@lru_cache(maxsize=256)
+def plan_fold(lhs_axes: tuple[str, ...], lhs_shape: tuple[int, ...], lhs_map: StructKey,
+              rhs_axes: tuple[str, ...], rhs_shape: tuple[int, ...], rhs_map: StructKey,
+              pre_reduce: StructKey, out: StructKey, acc: str, laid_out_as: StructKey | None) -> FoldPlan | None:
+    """The plan of :func:`fold_digits` (mappings wrapped in ``StructKey`` so that a cache hit costs
+    no normalization), or None when the digits do not nest.
+
+    The result's dimensions follow the digit order of ``laid_out_as``, the mapping it will be laid
+    out through; without one they follow the operands (see :func:`_natural_order`).
+    """
+    accumulator_dtype(acc)
+    slot_lists = [lhs_map.node.slots(), rhs_map.node.slots(), pre_reduce.node.slots(), out.node.slots()]
+    chain = refine(slot_lists)
+    if chain is None:
+        return None
+    carried_l, carried_r, visited, kept = (covered(chain, slots) for slots in slot_lists)
+    if carried_l is None or carried_r is None or visited is None or kept is None or not kept <= visited:
+        return None
+    pre_slots, out_slots = slot_lists[2], slot_lists[3]
+    paired = set(match_broadcasts(pre_slots, out_slots).values())
+    multiplicity = math.prod(s.count for i, s in enumerate(pre_slots) if isinstance(s.live, Bcast) and i not in paired)
+    left = _cut(lhs_axes, lhs_shape, carried_l, chain, visited)
+    right = _cut(rhs_axes, rhs_shape, carried_r, chain, visited)
+    present = set(left.subs) | set(right.subs)
+    for digit in visited - kept - present:
+        multiplicity *= chain.radix(*digit)
+    if laid_out_as is None:
+        order = _natural_order(left.subs, right.subs, kept, chain)
+    else:
+        # Output digits in the order the mapping lays them out (outermost first), so the final
+        # layout is a near-contiguous copy.
+        order = [(live.sym, j) for slot in reversed(laid_out_as.node.slots())
+                 if isinstance(live := slot.live, Digit) and live.sym in chain.bounds
+                 for j in reversed(chain.cover(live))]
+        order += sorted(kept - set(order))
+    keep = tuple(d for d in dict.fromkeys(order) if d in present and d in kept)
+    terms = math.prod(chain.radix(*d) for d in (visited - kept) & present)
+    ids = {digit: k for k, digit in enumerate(dict.fromkeys([*left.subs, *right.subs, *keep]))}
+    subscripts = (tuple(ids[d] for d in left.subs), tuple(ids[d] for d in right.subs), tuple(ids[d] for d in keep))
+    return FoldPlan(chain, left, right, subscripts, keep, multiplicity, terms, acc)
