@@ -454,6 +454,32 @@ def test_later_stages_run_their_verifiers(dev: tcp.Device) -> None:
     assert info.value.rule == "LaneMode"
 
 
+def test_stage_calls_are_composed_once_per_type_and_refused_every_time(dev: tcp.Device) -> None:
+    def out_of(x: typing.Any) -> typing.Any:
+        a, trf = x
+        return (
+            a.contract_outer(trf, out_time=m["A"], out_packet=m["B"])
+            .contract_packet(out_packet=m["1"])
+            .contract_time(out_time=m["A"])
+            .contract_lane(out_time=m["A"], out_packet=m["C"])
+        )
+
+    first, second = out_of(_chain(dev)), out_of(_chain(dev))
+    assert first._spec is second._spec
+    # An equal layout written differently is still the declared type.
+    outer_type = ContractOuterTensor[tcp.f32, tcp.bf16, Chip, Cluster, Slice, m["C"], m["A"], m["B"]]
+    a, trf = _chain(dev)
+    assert isinstance(a.contract_outer(trf, out_time=m["A"], out_packet=m["B"]), outer_type)
+    assert isinstance(a.contract_outer(trf, out_time=m["A"], out_packet=m["B / 16, B % 16"]), outer_type)
+    assert not isinstance(a.contract_outer(trf, out_time=m["A, B / 16"], out_packet=m["B % 16"]), outer_type)
+    messages = []
+    for _ in range(2):
+        with pytest.raises(LayoutError) as info:
+            _chain(dev)[0].contract_outer(_chain(dev)[1], out_time=m["A"], out_packet=m["B % 8"])
+        messages.append((info.value.stage, info.value.rule, str(info.value)))
+    assert messages[0] == messages[1] and messages[0][1] == "OutPacketFlits"
+
+
 def test_mapping_arguments_must_be_mappings(dev: tcp.Device) -> None:
     a, trf = _chain(dev)
     with pytest.raises(LayoutError) as info:

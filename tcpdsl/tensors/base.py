@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.pictures import tensor_svg
 from tcpdsl.tensors.logical import Tensor
@@ -77,7 +77,7 @@ class TensorBase(Subscriptable):
     @property
     def mapping(self) -> Mapping:
         """The whole physical layout: the layout parameters paired, outermost first."""
-        return pairs(list(self._spec.layouts))
+        return self._spec.mapping
 
     def _dims(self) -> tuple[int, ...]:
         return tuple(m.size for m in self._spec.layouts)

@@ -7,14 +7,14 @@ the values the first time they are read.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 from typing import Any, Generic
 
 import numpy as np
 
 from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.terms import Term, logical_terms
+from tcpdsl.algebra.slots import StructKey
+from tcpdsl.algebra.terms import Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.backend import get as get_evaluator
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
@@ -23,7 +23,7 @@ from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
 from tcpdsl.tensors.logical import Fixed, Tensor
 from tcpdsl.tensors.placement import to_terms
-from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for
+from tcpdsl.tensors.subscription import Spec, as_mapping
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
@@ -48,10 +48,11 @@ def carried_fixed(chain: Chain, terms: tuple[Term, ...]) -> tuple[Fixed, ...]:
 class StageResult(TensorBase):
     """A stage of a contraction chain; values are computed on demand by the selected evaluator."""
 
-    __slots__ = ("_chain", "_evaluator", "_buffers")
+    __slots__ = ("_chain", "_evaluator", "_buffers", "_logical")
     _chain: Chain
     _evaluator: str | None
-    _buffers: dict[str, Array]
+    _buffers: dict[str, Array]  # the physical buffer, by evaluator
+    _logical: dict[str, Array]  # the logical result, by evaluator
 
     @classmethod
     def _from_chain(cls, spec: Spec, chain: Chain, evaluator: str | None) -> Any:
@@ -60,6 +61,7 @@ class StageResult(TensorBase):
         out._chain = chain
         out._evaluator = evaluator
         out._buffers = {}
+        out._logical = {}
         return out
 
     @property
@@ -68,7 +70,7 @@ class StageResult(TensorBase):
         return self._chain
 
     def _next(self, cls: type[StageResult], spec: Spec, **changes: object) -> Any:
-        return cls._from_chain(spec, dataclasses.replace(self._chain, **changes), self._evaluator)  # type: ignore[arg-type]
+        return cls._from_chain(spec, self._chain.with_stage(**changes), self._evaluator)
 
     def _flat(self) -> Array:
         evaluator = get_evaluator(self._evaluator)
@@ -82,9 +84,19 @@ class StageResult(TensorBase):
         """The logical result in the accumulator dtype: exactly the terms this stage's layout holds
         (:func:`~tcpdsl.algebra.terms.logical_terms`, never padding), fixing the digits its
         operands' tiles fix on the axes it holds."""
-        mapping = self._chain.result_mapping()
-        terms = logical_terms(mapping)
-        return Tensor.of_terms(to_terms(self._flat(), mapping, terms), terms, carried_fixed(self._chain, terms))
+        evaluator = get_evaluator(self._evaluator)
+        terms = self._spec.terms
+        found = self._logical.get(evaluator.name)
+        if found is None:
+            physical = self._buffers.get(evaluator.name)
+            # Once the physical buffer exists the logical result is read from it, so the two views
+            # never disagree and nothing is evaluated twice.
+            if physical is None:
+                found = evaluator.logical(self._chain)
+            else:
+                found = to_terms(physical, self._spec.mapping, terms)
+            self._logical[evaluator.name] = found
+        return Tensor.of_terms(found, terms, carried_fixed(self._chain, terms))
 
     def physical(self) -> Array:
         return self._flat().reshape(self._dims())
@@ -107,9 +119,12 @@ class ContractOuterTensor(StageResult, Generic[Acc, Storage, ChipT, ClusterT, Sl
 
     def contract_packet(self, *, out_packet: object) -> ContractPacketTensor[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, Any]:
         """Sum the innermost ``2**depth`` packet cells in the adder tree (docs/stage-rules.md §2.5)."""
-        out = self._mapping_arg(out_packet, Stage.CONTRACT_PACKET, "out_packet=")
-        result, params = compose.contract_packet(self._spec.tensor_type, out_packet=out)
-        return self._next(ContractPacketTensor, spec_for(result), packet_out=out, packet_params=params)  # type: ignore[no-any-return]
+        stage = Stage.CONTRACT_PACKET
+        out = self._mapping_arg(out_packet, stage, "out_packet=")
+        spec, params = self._spec.step(
+            (stage, StructKey(out)), lambda: compose.contract_packet(self._spec.tensor_type, out_packet=out)
+        )
+        return self._next(ContractPacketTensor, spec, packet_out=out, packet_params=params)  # type: ignore[no-any-return]
 
 
 class ContractPacketTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
@@ -123,9 +138,12 @@ class ContractPacketTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, La
 
     def contract_time(self, *, out_time: object) -> ContractTimeTensor[Acc, ChipT, ClusterT, SliceT, LaneT, Any, PacketT]:
         """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
-        out = self._mapping_arg(out_time, Stage.CONTRACT_TIME, "out_time=")
-        result, params = compose.contract_time(self._spec.tensor_type, out_time=out)
-        return self._next(ContractTimeTensor, spec_for(result), time_out=out, time_params=params)  # type: ignore[no-any-return]
+        stage = Stage.CONTRACT_TIME
+        out = self._mapping_arg(out_time, stage, "out_time=")
+        spec, params = self._spec.step(
+            (stage, StructKey(out)), lambda: compose.contract_time(self._spec.tensor_type, out_time=out)
+        )
+        return self._next(ContractTimeTensor, spec, time_out=out, time_params=params)  # type: ignore[no-any-return]
 
 
 class ContractTimeTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
@@ -157,12 +175,15 @@ class ContractTimeTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, Lane
         if evaluator is not None:
             get_evaluator(evaluator)
         chain = self._chain
-        result, params = compose.contract_lane(
-            self._spec.tensor_type, out_time=time_m, out_packet=packet_m, mode=mode, pre_reduce_time=chain.outer_time
+        spec, params = self._spec.step(
+            (stage, StructKey(time_m), StructKey(packet_m), mode, StructKey(chain.outer_time)),
+            lambda: compose.contract_lane(
+                self._spec.tensor_type, out_time=time_m, out_packet=packet_m, mode=mode, pre_reduce_time=chain.outer_time
+            ),
         )
         return ContractTensor._from_chain(  # type: ignore[no-any-return]
-            spec_for(result),
-            dataclasses.replace(chain, lane_time=time_m, lane_packet=packet_m, mode=mode, lane_params=params),
+            spec,
+            chain.with_stage(lane_time=time_m, lane_packet=packet_m, mode=mode, lane_params=params),
             evaluator if evaluator is not None else self._evaluator,
         )
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar, overload
 
 from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra.slots import StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
 from tcpdsl.tensors.base import caller, unspecialised
@@ -21,7 +22,7 @@ from tcpdsl.tensors.placement import to_physical
 from tcpdsl.tensors.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
-from tcpdsl.tensors.subscription import Spec, as_mapping, spec_for, spec_of
+from tcpdsl.tensors.subscription import Same, Spec, as_mapping, spec_of
 from tcpdsl.verify import compose
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
@@ -128,10 +129,11 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         frame = caller()
         lane_m = as_mapping(lane, Stage.TO_TRF, "lane=", frame)
         element_m = as_mapping(element, Stage.TO_TRF, "element=", frame)
-        result, params = compose.to_trf(self._spec.tensor_type, lane=lane_m, element=element_m)
-        trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(
-            spec_for(result), self._tensor, self._context, params
+        spec, params = self._spec.step(
+            (Stage.TO_TRF, StructKey(lane_m), StructKey(element_m)),
+            lambda: compose.to_trf(self._spec.tensor_type, lane=lane_m, element=element_m),
         )
+        trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(spec, self._tensor, self._context, params)
         return trf
 
     @overload
@@ -192,12 +194,15 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
                 stage, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got {type(trf).__name__}",
                 hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
             )
-        result, params = compose.contract_outer(self._spec.tensor_type, trf_spec.tensor_type, out_time=time_m, out_packet=packet_m)
+        spec, params = self._spec.step(
+            (stage, Same(trf_spec), StructKey(time_m), StructKey(packet_m)),
+            lambda: compose.contract_outer(self._spec.tensor_type, trf_spec.tensor_type, out_time=time_m, out_packet=packet_m),
+        )
         grid = self._spec.tensor_type.grid
         chain = Chain(
             stream=self._operand(),
             weight=trf._operand(),
-            acc=result.dtype,
+            acc=spec.tensor_type.dtype,
             chip=grid[0],
             cluster=grid[1],
             slice=grid[2],
@@ -210,7 +215,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
             outer=params,
         )
         outer: ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any] = ContractOuterTensor._from_chain(
-            spec_for(result), chain, None
+            spec, chain, None
         )
         return outer
 

@@ -11,23 +11,39 @@ from __future__ import annotations
 
 import sys
 import typing
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
 from types import FrameType
-from typing import TYPE_CHECKING, Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
-from tcpdsl.algebra.nodes import Mapping, Symbol
+from tcpdsl.algebra.nodes import Mapping, Symbol, pairs
 from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra.terms import Term, logical_terms
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.tensors.scalars import Scalar, scalar
 from tcpdsl.verify.families import Family, TensorType, check_type
 
 
+P = TypeVar("P")
+
+# Distinct stage calls remembered per type; more are computed each time (mapping texts may be generated).
+_STEPS_PER_SPEC: Final = 256
+
+
 @dataclass(frozen=True)
 class Spec:
-    """A concrete tensor type at run time: the composer's :class:`TensorType` and its scalar classes."""
+    """A concrete tensor type at run time: the composer's :class:`TensorType` and its scalar classes.
+
+    What depends only on the type is computed once per spec: the paired mapping, its logical
+    terms, and the stage calls made from it (:meth:`step`).
+    """
 
     tensor_type: TensorType
     dtypes: tuple[type[Scalar], ...]
+    _steps: dict[tuple[object, ...], tuple[Spec, object]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
     @property
     def family(self) -> Family:
@@ -37,11 +53,51 @@ class Spec:
     def layouts(self) -> tuple[Mapping, ...]:
         return self.tensor_type.layouts
 
+    def step(self, key: tuple[object, ...], compose: Callable[[], tuple[TensorType, P]]) -> tuple[Spec, P]:
+        """The result type of a stage called on this type and the parameters its verifier derived.
+
+        ``key`` names the stage and its arguments (mappings as :class:`StructKey`, other types as
+        :class:`Same`); ``compose`` computes them the first time. The composer is a pure function of
+        its arguments, so the answer is remembered per type; a refusal is not, and is raised anew.
+        """
+        found = self._steps.get(key)
+        if found is None:
+            result, params = compose()
+            found = (spec_for(result), params)
+            if len(self._steps) < _STEPS_PER_SPEC:
+                self._steps[key] = found
+        return found  # type: ignore[return-value]
+
+    @cached_property
+    def mapping(self) -> Mapping:
+        """The whole physical layout: the layout parameters paired, outermost first."""
+        return pairs(list(self.layouts))
+
+    @cached_property
+    def terms(self) -> tuple[Term, ...]:
+        """The dimensions of the logical view of data of this type (:func:`logical_terms`)."""
+        return logical_terms(self.mapping)
+
     def layout(self, name: str) -> Mapping:
         return self.tensor_type.layout(name)
 
     def text(self) -> str:
         return self.tensor_type.text()
+
+
+class Same:
+    """A key part that stands for one object, compared by identity (the key keeps it alive)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Same) and other.value is self.value
 
 
 def spec_for(tensor_type: TensorType) -> Spec:
@@ -84,6 +140,8 @@ def spec_of(instance: object) -> Spec | None:
 
 def _mismatch(expected: Spec, instance: object) -> str | None:
     actual = spec_of(instance)
+    if actual is not None and actual.tensor_type is expected.tensor_type and actual.dtypes == expected.dtypes:
+        return None  # one composed type: the composer returns the same object for the same type
     family = expected.family
     if actual is None:
         return f"it is not a {family.name} at all (got {type(instance).__name__})"
@@ -135,9 +193,9 @@ def scope_sizes(frame: FrameType) -> tuple[dict[str, int], dict[str, Mapping | i
 
 def as_mapping(value: object, stage: str, what: str, frame: FrameType) -> Mapping:
     """A mapping argument: a ``Mapping``, or text parsed with the axes visible in ``frame``."""
-    text = value if isinstance(value, str) else _literal_text(value)
     if isinstance(value, Mapping):
         return value
+    text = value if isinstance(value, str) else _literal_text(value)
     if text is not None:
         sizes, env = scope_sizes(frame)
         return parse(text, sizes, env)
