@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import ml_dtypes
 import numpy as np
-from bench_fold import interleaved, paired_ratio
+from timing import interleaved, paired_ratio
 
 import tcpdsl as tcp
 
