@@ -11,11 +11,16 @@ live cell holds poison raises ``LayoutError(rule="UndefinedPadding")``.
 
 Spatial positions where ``[Chip, Cluster, Slice]`` is padding are skipped: every stage shares that
 prefix, so nothing computed there can reach a live output.
+
+Widening is elementwise, so both operands are widened before the Stream Adapter broadcasts them and
+the TRF Sequencer reads them: the Multiplier's product is one sequencer read and one broadcast
+multiply (:mod:`tcpdsl.evaluate.hardware` models each unit). :func:`trace` also keeps every
+stage's buffer, the operands as the adapter and the sequencer emit them in their storage dtype;
+:class:`SimulateEvaluator` keeps no buffer it does not need, and runs the same checks.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,23 +28,32 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
 from tcpdsl.algebra.terms import logical_terms
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
 from tcpdsl.evaluate.fold_plan import accumulator_dtype
-from tcpdsl.tensors.placement import plan, to_physical_rows, to_terms
+from tcpdsl.evaluate.hardware import (
+    STREAM_POISON,
+    TRF_POISON,
+    Adapter,
+    MaskArray,
+    clean,
+    is_clean,
+    lane_folder,
+    packet_reducer,
+    stream_adapter,
+    time_reducer,
+    trf_sequencer,
+)
 from tcpdsl.tensors.chain import Chain, Operand
+from tcpdsl.tensors.placement import plan, to_physical_rows, to_terms
 from tcpdsl.tensors.scalars import cast, poison, widen
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
-IntArray = npt.NDArray[np.int64]
-MaskArray = npt.NDArray[np.uint8]
+BoolArray = npt.NDArray[np.bool_]
 
-STREAM_POISON: Final = 1
-TRF_POISON: Final = 2
 SIMULATE_STAGE: Final = "simulate"
+_DIMS: Final = ("Spatial", "Lane", "OutTime", "OutPacket")
 
 
 @dataclass(frozen=True)
@@ -62,11 +76,12 @@ class StageBuffer:
 
 
 class _Run:
-    """The state of one simulation: spatial selection and the buffers so far."""
+    """The state of one simulation: spatial selection, and the buffers so far when ``keep``."""
 
-    def __init__(self, chain: Chain, checking: bool) -> None:
+    def __init__(self, chain: Chain, checking: bool, keep: bool) -> None:
         self.chain = chain
         self.checking = checking
+        self.keep = keep
         self.prefix = chain.prefix
         self.spatial = np.flatnonzero(plan(self.prefix).live)
         self.buffers: list[StageBuffer] = []
@@ -81,22 +96,29 @@ class _Run:
         values, _, undefined = to_physical_rows(operand.values, operand.axes, self.prefix, part,
                                                 fill=poison(operand.dtype), zero_fill=0)
         shape = (self.spatial.size, *[m.size for m in inner])
+        # Every row has the same padding, so the first says whether there is any.
+        if undefined.size == 0 or not undefined[0].any():
+            return values.reshape(shape), clean(shape)
         return values.reshape(shape), (undefined * bit).astype(np.uint8).reshape(shape)
 
-    def live(self, inner: Mapping, shape: tuple[int, ...]) -> npt.NDArray[np.bool_]:
+    def live(self, inner: Mapping, shape: tuple[int, ...]) -> BoolArray:
         """Live cells of a stage buffer: every selected spatial position times the live cells of
         the stage's own part of the mapping (no digit spans the spatial prefix and that part)."""
         return np.broadcast_to(plan(inner).live.reshape(shape), (self.spatial.size, *shape))
 
-    def record(self, stage: str, inner: Mapping, dims: tuple[str, ...], values: Array, mask: MaskArray,
+    def record(self, stage: str, inner: Mapping, dims: tuple[str, ...], values: Array | None, mask: MaskArray,
                note: str, check: bool = True) -> None:
-        mapping = pairs([self.prefix, inner])
-        self.buffers.append(StageBuffer(stage, mapping, inner, dims, values, mask, note))
+        """Check a stage's output for poison in live cells and, when keeping buffers, keep it
+        (``values`` may be None when not keeping)."""
         if check and self.checking:
-            self.check(stage, inner, mapping, values.shape[1:], mask)
+            self.check(stage, inner, mask)
+        if self.keep and values is not None:
+            self.buffers.append(StageBuffer(stage, pairs([self.prefix, inner]), inner, dims, values, mask, note))
 
-    def check(self, stage: str, inner: Mapping, mapping: Mapping, shape: tuple[int, ...], mask: MaskArray) -> None:
-        bad = self.live(inner, shape) & (mask != 0)
+    def check(self, stage: str, inner: Mapping, mask: MaskArray) -> None:
+        if is_clean(mask):
+            return
+        bad = self.live(inner, mask.shape[1:]) & (mask != 0)
         if not bad.any():
             return
         bits = int(np.bitwise_or.reduce(mask[bad]))
@@ -107,8 +129,8 @@ class _Run:
             sources.append(f"the TRF layout {self.chain.weight.mapping}")
         raise LayoutError(
             stage, "UndefinedPadding",
-            f"{int(np.count_nonzero(bad))} live cell(s) of {mapping} depend on undefined (Top) padding of "
-            f"{' and '.join(sources)}; the hardware multiplies and adds whatever the padded cells hold",
+            f"{int(np.count_nonzero(bad))} live cell(s) of {pairs([self.prefix, inner])} depend on undefined (Top) "
+            f"padding of {' and '.join(sources)}; the hardware multiplies and adds whatever the padded cells hold",
             hint="zero the padding (#{0}) or keep padded cells out of the reduced digits")
 
 
@@ -116,156 +138,39 @@ def _wrap_i32(values: Array) -> Array:
     return cast(values, "i32")
 
 
-def _stream_adapter(run: _Run, stream: Array, mask: MaskArray) -> tuple[Array, MaskArray, str]:
-    chain = run.chain
-    pack = chain.outer.pack_size
-    t, p = chain.time.size, chain.packet.size
-    lanes, out_time, out_packet = chain.lane.size, chain.outer_time.size, chain.outer_packet.size
-    if t % pack or out_packet != pack * p or out_time % (t // pack):
-        raise LayoutError(Stage.CONTRACT_OUTER, "ShapeMismatch",
-                          f"Time {chain.time} and Packet {chain.packet} with PackSize {pack} cannot form "
-                          f"OutTime {chain.outer_time} and OutPacket {chain.outer_packet}")
-    tiling = out_time // (t // pack)
-    n = stream.shape[0]
-    shape = (n, lanes, t // pack, tiling, pack, p)
+def _multiply(run: _Run, stream: Array, stream_mask: MaskArray, trf: Array, trf_mask: MaskArray,
+              work: type[np.generic]) -> tuple[Adapter, Array, MaskArray]:
+    """The Stream Adapter, the TRF Sequencer and the Multiplier: every (Lane, OutTime, OutPacket)
+    cell widened to ``work`` and multiplied, in the work layout (see :mod:`tcpdsl.evaluate.hardware`).
 
-    def spread(x: Array) -> Array:
-        grid = x.reshape(n, t // pack, pack, p)[:, None, :, None, :, :]
-        return np.broadcast_to(grid, shape).reshape(n, lanes, out_time, out_packet)
-
-    note = f"PackSize {pack}, LaneBroadcast {lanes}, TimeBroadcast {chain.outer.time_broadcast} ({tiling} cells)"
-    return spread(stream), spread(mask), note
-
-
-def _loop_addresses(chain: Chain) -> IntArray | None:
-    """The Element address of every (OutTime, OutPacket) cell from the sequencer's loop nest:
-    each loop adds ``index * stride`` (stride 0: a broadcast loop), and the packet reads
-    ``Element % ReadSize`` repeated PacketBroadcast times. None if the loops do not span OutTime."""
-    entries = chain.outer.sequencing
-    if math.prod(entry.count for entry in entries) != chain.outer_time.size:
-        return None
-    rest = np.arange(chain.outer_time.size, dtype=np.int64)
-    row = np.zeros(chain.outer_time.size, dtype=np.int64)
-    for entry in reversed(entries):
-        row += (rest % entry.count) * entry.stride
-        rest //= entry.count
-    offset = np.arange(chain.outer_packet.size, dtype=np.int64) % chain.outer.read_size
-    return (row[:, None] + offset[None, :]).reshape(-1)
-
-
-def _trf_sequencer(run: _Run, trf: Array, mask: MaskArray) -> tuple[Array, MaskArray, str]:
-    """Each (OutTime, OutPacket) cell reads the Element cell the sequencer addresses; an address
-    past the Element reads poison, and an addressed padding cell holds whatever the TRF holds."""
-    chain = run.chain
-    walk = pairs([chain.outer_time, chain.outer_packet])
-    position = _loop_addresses(chain)
-    how = "loop nest"
-    if position is None:
-        # No usable loop nest: address by coordinates, each cell reading the Element cell its
-        # digits spell (padding digits included, so a padded cell reads the TRF's padding).
-        raw, free_pad, zero_pad = raw_coordinates(walk)
-        position, _, exists = address(chain.element, raw, walk.size)
-        unaddressed = ~exists | (free_pad & ~zero_pad)
-        how = "coordinates"
-    else:
-        unaddressed = position >= chain.element.size
-        zero_pad = np.zeros(walk.size, dtype=np.bool_)
-    position = np.where(unaddressed, 0, position)
-    values = trf[:, :, position]
-    out_mask = mask[:, :, position]
-    values[:, :, unaddressed] = poison(chain.weight.dtype)
-    out_mask[:, :, unaddressed] |= TRF_POISON
-    values[:, :, zero_pad] = 0
-    out_mask[:, :, zero_pad] = 0
-    shape = (trf.shape[0], chain.lane.size, chain.outer_time.size, chain.outer_packet.size)
-    note = (f"ReadSize {chain.outer.read_size}, PacketBroadcast {chain.outer.packet_broadcast}, "
-            f"{'wide' if chain.outer.wide_read else 'narrow'} read, addressed by {how}")
-    return values.reshape(shape), out_mask.reshape(shape), note
-
-
-def _packet_reducer(run: _Run, values: Array, mask: MaskArray) -> tuple[Array, MaskArray, str]:
-    chain = run.chain
-    assert chain.packet_params is not None and chain.packet_out is not None
-    depth = chain.packet_params.depth
-    n, lanes, out_time, out_packet = values.shape
-    group = 1 << depth
-    kept = chain.packet_out.size
-    if out_packet % group or kept > out_packet // group:
-        raise LayoutError(Stage.CONTRACT_PACKET, "ShapeMismatch",
-                          f"a depth-{depth} adder tree cannot turn {out_packet} cells into OutPacket {chain.packet_out}")
-    x = values.reshape(n, lanes, out_time, out_packet // group, group)
-    m = mask.reshape(n, lanes, out_time, out_packet // group, group)
-    for _ in range(depth):
-        x = x[..., 0::2] + x[..., 1::2]
-        m = m[..., 0::2] | m[..., 1::2]
-    x, m = x[..., 0][..., :kept], m[..., 0][..., :kept]
-    note = f"depth {depth}: per-lane pairwise adder tree over {group} cells, then outer padding dropped"
-    return x, m, note
-
-
-def _time_targets(source: Mapping, target: Mapping) -> tuple[IntArray, npt.NDArray[np.bool_]]:
-    """Where each position of the pre-reduce Time lands in the reduced Time.
-
-    Every digit of ``source`` contributes its raw value (padding digits included) to the coordinate;
-    the restricted read of ``target`` then drops reduced digits, so a padded reduced digit still
-    lands on a live target (and its poison is summed), while a padded kept digit lands on padding.
-    Positions in a pure-padding slot of ``source`` are not flits of any output.
+    The product is the sequencer's read of the widened TRF, multiplied in place by the widened
+    stream broadcast over lanes and TimeBroadcast copies. The two operand buffers, in their storage
+    dtype and the stage layout, are built only when keeping buffers.
     """
-    slots = source.slots()
-    size = source.size
-    position = np.arange(size, dtype=np.int64)
-    raw: dict[str, IntArray] = {}
-    valid = np.ones(size, dtype=np.bool_)
-    digits: list[IntArray] = []
-    for slot, stride in zip(slots, slot_strides(slots), strict=True):
-        digit = (position // stride) % slot.extent
-        digits.append(digit)
-        live = slot.live
-        if isinstance(live, Digit):
-            raw[live.sym] = raw.get(live.sym, np.zeros(size, dtype=np.int64)) + digit * live.stride
-        elif live is None or isinstance(live, Bcast):
-            valid &= digit < slot.count
-    pairing = match_broadcasts(slots, target.slots())
-    broadcast = {j: digits[i] for j, i in pairing.items()}
-    landing, ok = read(target, raw, size, broadcast)
-    return landing, ok & valid
-
-
-def _time_reducer(run: _Run, values: Array, mask: MaskArray, work: type[np.generic]) -> tuple[Array, MaskArray, str]:
     chain = run.chain
-    assert chain.time_out is not None
-    landing, ok = _time_targets(chain.outer_time, chain.time_out)
-    n, lanes, out_time, packet = values.shape
-    total = np.zeros((n, lanes, chain.time_out.size, packet), dtype=work)
-    total_mask = np.zeros(total.shape, dtype=np.uint8)
-    for t in range(out_time):
-        if ok[t]:
-            u = int(landing[t])
-            total[:, :, u, :] += values[:, :, t, :]
-            total_mask[:, :, u, :] |= mask[:, :, t, :]
-    reduced = chain.time_params.reduced if chain.time_params is not None else ()
-    note = f"sequential accumulation over {out_time} Time flits; reduced axes: {', '.join(reduced) or 'none'}"
-    return total, total_mask, note
+    adapter, sequencer = stream_adapter(chain, run.spatial.size), trf_sequencer(chain)
+    pre = chain.part(Stage.CONTRACT_OUTER)
+    weight_poison = poison(chain.weight.dtype)
+    if run.keep:
+        cells = sequencer.cells(adapter, work=False)
+        run.record("stream_adapter", pre, _DIMS, adapter.spread(stream), adapter.spread_mask(stream_mask),
+                   adapter.note, check=False)
+        run.record("trf_sequencer", pre, _DIMS, cells.read(trf, weight_poison), cells.read_mask(trf_mask),
+                   sequencer.note, check=False)
+    cells = sequencer.cells(adapter, work=True)
+    wide_poison = widen(np.array([weight_poison]), chain.weight.dtype).astype(work)[0]
+    product = cells.read(widen(trf, chain.weight.dtype).astype(work), wide_poison)
+    np.multiply(adapter.source(widen(stream, chain.stream.dtype).astype(work)), product, out=product)
+    read_mask = cells.read_mask(trf_mask)
+    if is_clean(stream_mask) and is_clean(read_mask):
+        mask = clean(adapter.work_shape)
+    else:
+        mask = np.broadcast_to(np.bitwise_or(adapter.source(stream_mask), read_mask), adapter.work_shape)
+    return adapter, product, mask
 
 
-def _lane_folder(run: _Run, values: Array, mask: MaskArray) -> tuple[Array, MaskArray, str]:
-    chain = run.chain
-    assert chain.lane_time is not None and chain.lane_packet is not None
-    source, target = chain.part(Stage.CONTRACT_TIME), chain.part(Stage.CONTRACT_LANE)
-    cells = plan(target)
-    position, ok = read(source, dict(cells.coords), cells.size)
-    ok &= cells.live
-    n = values.shape[0]
-    flat, flat_mask = values.reshape(n, -1), mask.reshape(n, -1)
-    out = np.where(ok, flat[:, position], 0).astype(values.dtype)
-    out_mask = np.where(ok, flat_mask[:, position], 0).astype(np.uint8)
-    shape = (n, chain.lane_time.size, chain.lane_packet.size)
-    note = f"{chain.mode.value if chain.mode is not None else ''} relayout by logical index"
-    return out.reshape(shape), out_mask.reshape(shape), note
-
-
-def _simulate(chain: Chain, checking: bool = True) -> tuple[list[StageBuffer], Array]:
-    run = _Run(chain, checking)
+def _simulate(chain: Chain, checking: bool = True, keep: bool = True) -> tuple[list[StageBuffer], Array]:
+    run = _Run(chain, checking, keep)
     acc_dtype = accumulator_dtype(chain.acc)
     work: type[np.generic] = np.float32 if chain.acc == "f32" else np.int64
 
@@ -274,44 +179,42 @@ def _simulate(chain: Chain, checking: bool = True) -> tuple[list[StageBuffer], A
                f"{chain.stream.dtype} stream, Top padding poisoned", check=False)
     trf, trf_mask = run.layout(chain.weight, [chain.lane, chain.element], TRF_POISON)
     trf = trf.reshape(trf.shape[0], chain.lane.size, chain.element.size)
+    trf_mask = trf_mask.reshape(trf.shape)
     run.record(Stage.TO_TRF, pairs([chain.lane, chain.element]), ("Spatial", "Lane", "Element"), trf, trf_mask,
                f"{chain.weight.dtype} weights, Top padding poisoned", check=False)
 
-    dims = ("Spatial", "Lane", "OutTime", "OutPacket")
-    pre = chain.part(Stage.CONTRACT_OUTER)
-    adapted, adapted_mask, note = _stream_adapter(run, stream, stream_mask)
-    run.record("stream_adapter", pre, dims, adapted, adapted_mask, note, check=False)
-    sequenced, sequenced_mask, note = _trf_sequencer(run, trf, trf_mask)
-    run.record("trf_sequencer", pre, dims, sequenced, sequenced_mask, note, check=False)
-
-    lhs = widen(adapted, chain.stream.dtype).astype(work)
-    rhs = widen(sequenced, chain.weight.dtype).astype(work)
-    product = lhs * rhs
-    mask = adapted_mask | sequenced_mask
-    shown = product if chain.acc == "f32" else _wrap_i32(product)
-    run.record(Stage.CONTRACT_OUTER, pre, dims, shown, mask, f"widened to {chain.acc}, multiplied cell by cell")
-    values: Array = product
+    adapter, product, product_mask = _multiply(run, stream, stream_mask, trf, trf_mask, work)
+    last = chain.part(Stage.CONTRACT_OUTER)
+    mask = adapter.standard(product_mask)
+    values: Array | None = None
+    if keep or chain.packet_out is None:
+        values = adapter.standard(product)
+    shown = None if values is None else values if chain.acc == "f32" else _wrap_i32(values)
+    run.record(Stage.CONTRACT_OUTER, last, _DIMS, shown, mask, f"widened to {chain.acc}, multiplied cell by cell")
 
     if chain.packet_out is not None:
-        values, mask, note = _packet_reducer(run, values, mask)
+        reduced, reduced_mask, note = packet_reducer(chain, product, product_mask)
+        values, mask = adapter.standard(reduced), adapter.standard(reduced_mask)
         if chain.acc == "i32":
             values = _wrap_i32(values).astype(work)
-        run.record(Stage.CONTRACT_PACKET, chain.part(Stage.CONTRACT_PACKET), dims, values, mask, note)
+        last = chain.part(Stage.CONTRACT_PACKET)
+        run.record(Stage.CONTRACT_PACKET, last, _DIMS, values, mask, note)
+    assert values is not None
     if chain.time_out is not None:
-        values, mask, note = _time_reducer(run, values, mask, work)
+        values, mask, note = time_reducer(chain, values, mask, work)
         if chain.acc == "i32":
             values = _wrap_i32(values).astype(work)
-        run.record(Stage.CONTRACT_TIME, chain.part(Stage.CONTRACT_TIME), dims, values, mask, note)
+        last = chain.part(Stage.CONTRACT_TIME)
+        run.record(Stage.CONTRACT_TIME, last, _DIMS, values, mask, note)
     if chain.lane_time is not None:
-        values, mask, note = _lane_folder(run, values, mask)
-        run.record(Stage.CONTRACT_LANE, chain.part(Stage.CONTRACT_LANE), ("Spatial", "OutTime", "OutPacket"), values,
-                   mask, note)
+        values, mask, note = lane_folder(chain, values, mask)
+        last = chain.part(Stage.CONTRACT_LANE)
+        run.record(Stage.CONTRACT_LANE, last, ("Spatial", "OutTime", "OutPacket"), values, mask, note)
 
-    last = run.buffers[-1]
     rows = values.reshape(values.shape[0], -1)
     rows = rows.astype(acc_dtype) if chain.acc == "f32" else _wrap_i32(rows)
     full = np.zeros((run.prefix.size, rows.shape[1]), dtype=acc_dtype)
-    full[run.spatial] = np.where(run.live(last.part, (rows.shape[1],)), rows, 0)
+    full[run.spatial] = np.where(run.live(last, (rows.shape[1],)), rows, 0)
     return run.buffers, full.reshape(-1)
 
 
@@ -336,7 +239,7 @@ class SimulateEvaluator:
     name = "simulate"
 
     def run(self, chain: Chain) -> Array:
-        return _simulate(chain)[1]
+        return _simulate(chain, keep=False)[1]
 
     def logical(self, chain: Chain) -> Array:
         mapping = chain.result_mapping()

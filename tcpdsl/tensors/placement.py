@@ -394,18 +394,33 @@ def to_physical_rows(values: npt.ArrayLike, axes: tuple[str, ...], prefix: Mappi
     head, body = plan(prefix), plan(inner)
     rows = np.flatnonzero(head.live)
     out = np.empty((rows.size, body.size), dtype=array.dtype)
-    out[...] = fill
-    if zero_fill is not None:
-        out[:, body.kind == int(PaddingKind.ZERO)] = zero_fill
     live = body.live
-    index = []
-    for name in axes:
-        coord = np.zeros((rows.size, int(np.count_nonzero(live))), dtype=np.int64)
-        if name in body.coords:
-            coord += body.coords[name][live][None, :]
-        if name in head.coords:
-            coord += head.coords[name][rows][:, None]
-        index.append(coord)
-    out[:, live] = array[tuple(index)] if axes else array
+    everywhere = bool(live.all())
+    if not everywhere:
+        out[...] = fill
+        if zero_fill is not None:
+            out[:, body.kind == int(PaddingKind.ZERO)] = zero_fill
+    # One flat index into the array per cell: the flat offsets of the two factors add, since
+    # their coordinates do (the array is C-ordered over ``axes``).
+    head_flat = np.zeros(rows.size, dtype=np.int64)
+    body_flat = np.zeros(int(np.count_nonzero(live)), dtype=np.int64)
+    stride = 1
+    for name, extent in reversed(list(zip(axes, array.shape, strict=True))):
+        low = body.coords[name][live] if name in body.coords else None
+        high = head.coords[name][rows] if name in head.coords else None
+        top = (0 if low is None else int(low.max(initial=0))) + (0 if high is None else int(high.max(initial=0)))
+        if top >= extent:
+            raise LayoutError(LAYOUT_STAGE, "ShapeMismatch",
+                              f"axis {name} has {extent} elements but the layout reaches coordinate {top}")
+        if low is not None:
+            body_flat += low * stride
+        if high is not None:
+            head_flat += high * stride
+        stride *= extent
+    gathered = np.take(np.ascontiguousarray(array).reshape(-1), head_flat[:, None] + body_flat[None, :])
+    if everywhere:
+        out[...] = gathered
+    else:
+        out[:, live] = gathered
     undefined = body.padding(PaddingKind.TOP, PaddingKind.BOTTOM)
     return out, rows, np.broadcast_to(undefined, out.shape)
