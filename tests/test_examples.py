@@ -24,6 +24,7 @@ KERNEL_EXAMPLES = [
     "gemm",
     "gemv",
     "lane_interleaved",
+    "lm_head",
     "lane_sequential",
     "matmul",
     "reduce_b",
@@ -31,6 +32,7 @@ KERNEL_EXAMPLES = [
     "trf_load_i8",
     "trf_sequencer_full_read",
     "trf_sequencer_partial_read",
+    "valid_size_32",
 ]
 # Outer-only doc examples stop at contract_outer.
 OUTER_ONLY = {"stream_adapter", "trf_sequencer_full_read", "trf_sequencer_partial_read"}

@@ -34,8 +34,12 @@ TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2,
 
 Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
 
+# A mapping argument written m["..."]: checkers see typing.Literal used as a value (a special form
+# no annotation can name), the runtime a Mapping, which the method checks.
+MappingArg = object
 
-def axis_names(axes: str | Sequence[str]) -> tuple[str, ...]:
+
+def axis_names(axes: object) -> tuple[str, ...]:
     """``"A B"``, ``"A, B"`` or ``("A", "B")`` as a checked tuple of distinct axis names."""
     if isinstance(axes, str):
         return _text_names(axes)
@@ -144,7 +148,7 @@ class Tensor:
     def __init__(
         self,
         array: npt.ArrayLike,
-        axes: str | Sequence[str] | Mapping,
+        axes: str | Sequence[str] | MappingArg,
         *,
         sizes: MappingABC[str, int] | None = None,
         _depth: int = 1,
@@ -229,7 +233,7 @@ class Tensor:
         """The array, one dimension per term in :attr:`axes` order (not a copy)."""
         return self._values
 
-    def to_numpy(self, axes: str | Sequence[str] | Mapping | None = None) -> npt.NDArray[Any]:
+    def to_numpy(self, axes: str | Sequence[str] | MappingArg | None = None) -> npt.NDArray[Any]:
         """A copy of the data with dimensions in the order ``axes``.
 
         ``axes`` names every axis the tensor holds, in any order (an axis held as several
@@ -243,7 +247,7 @@ class Tensor:
         target = self._target(axes)
         return np.array(rearrange(self._values, self._terms, target), copy=True)
 
-    def _target(self, axes: str | Sequence[str] | Mapping) -> tuple[Term, ...]:
+    def _target(self, axes: object) -> tuple[Term, ...]:
         if isinstance(axes, Mapping):
             target = terms_of_mapping(axes)
             if not same_digits(target, self._terms):
@@ -272,7 +276,7 @@ class Tensor:
             out.extend(merged)
         return tuple(out)
 
-    def tile(self, digit: Mapping, index: int) -> Tensor:
+    def tile(self, digit: MappingArg, index: int) -> Tensor:
         """The tile of this tensor whose digit ``digit`` (``m["Wp / 8192"]``) is ``index``.
 
         It holds the rest of the digit's term and fixes the digit; its values are a view of this
