@@ -13,7 +13,7 @@ from tcpdsl.algebra.cells import Index, Pad, PaddingKind
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.placement import LIVE, held, plan, to_logical, to_physical, to_physical_rows
+from tcpdsl.tensors.placement import LIVE, plan, to_logical, to_physical, to_physical_rows
 
 SIZES = {"A": 3, "B": 4, "C": 2, "R": 5, "L1": 90, "K": 100, "D": 61}
 
@@ -197,11 +197,11 @@ def test_round_trip_through_a_padded_replicating_layout() -> None:
     assert flat.shape == (mapping.size,)
     assert int((flat == -1).sum()) == mapping.size - 2 * 5 * 4
     np.testing.assert_array_equal(to_logical(flat, mapping, ("B", "A")), values.T)
-    assert held(mapping, ("A", "B")).all()
+    assert plan(mapping).held(("A", "B")).all()
     assert plan(mapping).coverage(("A", "B"))
 
 
 def test_partial_layout_is_not_coverage() -> None:
     mapping = tcp.parse("A / 2", {"A": 8})
     assert not plan(mapping).coverage(("A",))
-    np.testing.assert_array_equal(held(mapping, ("A",)), [True, False] * 4)
+    np.testing.assert_array_equal(plan(mapping).held(("A",)), [True, False] * 4)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
+
+import tcpdsl as tcp
 
 from tcpdsl.algebra.cells import Index
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import parse
 from tcpdsl.algebra.terms import Term, held, logical_terms, term_of
+from tcpdsl.tensors.fit import check_fit
 from test_algebra_properties import interleaved_splits, laws, trees
 
 
@@ -80,3 +84,21 @@ def test_held_is_cached_per_layout() -> None:
 def test_a_term_reads_back_from_its_text(text: str) -> None:
     term = term_of(parse(text, {"A": 32, "B": 64, "Wp": 155648}))
     assert term.text == text
+
+
+@laws
+@given(st.one_of(trees(), interleaved_splits()))
+def test_whole_tensors_fit_where_the_cells_cover_their_axes(e: Mapping) -> None:
+    """The slot-based check accepts a whole-axis tensor exactly where the cells reach every element."""
+    cells = reached(e)
+    assume(not held(e).composite and any(cells.values()))
+    sizes = e.axis_sizes()
+    for axis in e.axes:
+        tensor = tcp.Tensor(np.zeros(sizes[axis]), axis, sizes=sizes)
+        covered = cells[axis] == set(range(sizes[axis]))
+        try:
+            check_fit(tensor, e, "test")
+        except tcp.LayoutError as error:
+            assert not covered and error.rule == "AxisNotCovered", (e.text, axis)
+        else:
+            assert covered, (e.text, axis)

@@ -2,13 +2,17 @@
 
 The checks read the layout's terms (:func:`tcpdsl.algebra.terms.held`, computed from its slots and
 cached), never its cells, so they cost the same for a layout of a thousand cells or of a hundred
-million. An axis the tensor lacks is a broadcast. Only a layout with a composite slot, whose
-coordinates have no digit form, is checked cell by cell.
+million. An axis the tensor lacks is a broadcast. An axis whose coordinates are no product of
+digits (digits that overlap) is checked by walking the values of its own digits; only a layout
+with a composite slot, whose coordinates have no digit form, is checked cell by cell.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra.slots import Digit
 from tcpdsl.algebra.terms import Held, Term, held, runs, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.logical import Tensor
@@ -90,13 +94,34 @@ def _check_cells(tensor: Tensor, full: Mapping, stage: str) -> None:
         raise _not_covered(tensor, full, stage, _COVER_HINT)
 
 
+def _reaches_all(full: Mapping, axis: str, n: int) -> bool:
+    """Whether the live cells of ``full`` reach every coordinate of ``axis``, for an axis whose
+    coordinates are no product of digits: the combinations of that axis's own digits are walked
+    (the other slots do not change which of its coordinates are live)."""
+    digits = [s.live for s in full.slots() if isinstance(s.live, Digit) and s.live.sym == axis]
+    ndim = len(digits)
+    values = [np.arange(d.count, dtype=np.int64).reshape([-1 if k == i else 1 for k in range(ndim)])
+              for i, d in enumerate(digits)]
+    coord = sum((v * d.stride for v, d in zip(values, digits)), np.zeros((1,) * ndim, dtype=np.int64))
+    live = coord < n
+    for rag in {d.rag for d in digits if d.rag is not None}:
+        pooled = [v * (d.stride // rag.base) for v, d in zip(values, digits)
+                  if rag.base <= d.stride < rag.base * rag.limit and d.stride % rag.base == 0]
+        live = live & (sum(pooled, np.zeros((1,) * ndim, dtype=np.int64)) < rag.limit)
+    reached = np.broadcast_to(coord, live.shape)[live]
+    return bool(np.unique(reached).size == n)
+
+
 def _check_whole(tensor: Tensor, full: Mapping, layout: Held, stage: str) -> None:
     partly = [a for a in tensor.axes if not layout.whole(a)]
     if not partly:
         return
     irregular = [a for a in partly if a in layout.irregular]
-    if irregular:
+    if any(not _reaches_all(full, a, tensor.sizes[a]) for a in irregular):
         raise _not_covered(tensor, full, stage, _COVER_HINT)
+    partly = [a for a in partly if a not in irregular]
+    if not partly:
+        return
     extra = {a: difference((Term(a, tensor.sizes[a], 1, tensor.sizes[a]),), layout.of(a)) for a in partly}
     hint = f"{_COVER_HINT}; or lay out one tile, {_tile_hint(extra)}, or a tensor over what the layout holds, {_mapping_hint(tensor, layout)}"
     raise _not_covered(tensor, full, stage, hint)

@@ -198,11 +198,6 @@ def _plan_by_cells(mapping: Mapping) -> Plan:
     return Plan(size, sizes, _frozen(kind == LIVE), _frozen(kind), (size,), terms)
 
 
-def held(mapping: Mapping, axes: tuple[str, ...]) -> BoolArray:
-    """Which logical cells over ``axes`` some live position of ``mapping`` holds."""
-    return plan(mapping).held(axes)
-
-
 def check_shape(values: Array, axes: tuple[str, ...], mapping: Mapping) -> None:
     """Refuse a logical array whose dimensions do not match ``axes`` and the sizes ``mapping`` declares.
 
