@@ -7,6 +7,9 @@ the 8 rows of R in its lanes; the Packet Reducer sums the 32 cells of ``B / 2`` 
 lays R out as the output packet. Result: ``out[a, r] = sum_j x[a, 2 j] * w[r, 2 j]`` in i32.
 """
 
+import numpy as np
+import numpy.typing as npt
+
 import tcpdsl as tcp
 from tcpdsl import m
 
@@ -32,6 +35,11 @@ def valid_size_32(x: Stream, w: Weights) -> Out:
         .contract_time(out_time=m["A"])
         .contract_lane(out_time=m["A"], out_packet=m["R # 8"], mode=tcp.LaneMode.INTERLEAVED)
     )
+
+
+def stream_tensor(x: npt.ArrayLike) -> tcp.Tensor:
+    """``x[A, B]`` as the stream holds it: every even B, a view of ``x``."""
+    return tcp.Tensor(np.asarray(x)[:, ::2], m["A, B / 2"])
 
 
 if __name__ == "__main__":

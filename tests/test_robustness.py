@@ -351,6 +351,96 @@ def test_tensor_surface_table(call: Callable[[], object]) -> None:
     expect_tcp(call)
 
 
+# -- partial tensors, tiles and writing back ----------------------------------------------------
+
+TILE_CALLS: list[Callable[[], object]] = [
+    lambda: tcp.Tensor(X, m["A, B / 2"]),
+    lambda: tcp.Tensor(X[:, :16], m["A, B / 2"], sizes={"A": 32}),
+    lambda: tcp.Tensor(X, m["A # 40, B"]),
+    lambda: tcp.Tensor(X, m["A, A"]),
+    lambda: tcp.Tensor(X, m["1, B"]),
+    lambda: tcp.Tensor(X.reshape(-1), m["[A, B] / 1"]),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 2),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], -1),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 2**70),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], np.int64(1)),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], None),  # type: ignore[arg-type]
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], "1"),  # type: ignore[arg-type]
+    lambda: tcp.Tensor(X, "A B").tile(m["C"], 0),
+    lambda: tcp.Tensor(X, "A B").tile(m["1"], 0),
+    lambda: tcp.Tensor(X, "A B").tile(m["B # 64 / 16"], 0),
+    lambda: tcp.Tensor(X, "A B").tile(m["B, A"], 0),
+    lambda: tcp.Tensor(X, "A B").tile(3, 0),  # type: ignore[arg-type]
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 1).tile(m["B / 16"], 1),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 1).tile(m["B / 8"], 1),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 1).to_numpy("A B"),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 4 % 2"], 1).to_numpy("A B"),
+    lambda: tcp.Tensor(X, "A B").tile(m["B / 16"], 1).to_numpy(m["B, A"]),
+    lambda: tcp.Tensor(X, "A B").assign(X),  # type: ignore[arg-type]
+    lambda: tcp.Tensor(X, "A B").assign(tcp.Tensor(Y, "C B")),
+    lambda: tcp.Tensor(X.copy(), "A B").assign(tcp.Tensor(X, "B A")),
+    lambda: tcp.Tensor(X.copy(), "A B").assign(tcp.Tensor(X, "A B").tile(m["A / 8"], 3)),
+    lambda: tcp.Tensor(X[:8], "C B").assign(tcp.Tensor(X, "A B").tile(m["A / 8"], 3)),
+    lambda: tcp.Tensor(np.zeros((32, 32), np.int8), "A B").assign(tcp.Tensor(np.full((32, 32), np.nan), "A B")),
+    lambda: tcp.Tensor(np.broadcast_to(X, X.shape), "A B").assign(tcp.Tensor(X, "A B")),
+    lambda: Stream(_dev().main, tcp.Tensor(X, "A B").tile(m["B / 16"], 1)),
+    lambda: Stream(_dev().main, tcp.Tensor(X[:, :16], m["A, B / 2"])),
+    lambda: Stream(_dev().main, tcp.Tensor(X, "A B").tile(m["A / 16"], 1)),
+]
+
+
+@pytest.mark.parametrize("call", TILE_CALLS)
+def test_tile_surface_table(call: Callable[[], object]) -> None:
+    expect_tcp(call)
+
+
+@few
+@given(data=st.data(), split=st.sampled_from([(64,), (8, 8), (2, 32), (4, 4, 4)]))
+def test_random_tiles_and_writes_fail_only_with_tcp_errors(data: st.DataObject, split: tuple[int, ...]) -> None:
+    """Tiles of random digits and writes of random parts: only tcp errors, and a refused write
+    leaves the target as it was."""
+    sizes = {"W": 64, "V": 4}
+    digits = ["W", "W / 8", "W % 8", "W / 2", "W / 4 % 4", "W / 32", "W % 2", "V", "V / 2", "W / 3", "W # 70 / 2"]
+
+    def mapping(text: str) -> Mapping | None:
+        found = expect_tcp(lambda: tcp.parse(text, sizes))
+        return found if isinstance(found, Mapping) else None
+
+    terms, stride = [], 64
+    for count in split:
+        stride //= count
+        terms.append(f"W / {stride} % {count}")
+    source = np.arange(64 * 4, dtype=np.float64).reshape((*split, 4))
+    whole = mapping(", ".join([*terms, "V"]))
+    assert whole is not None
+    tensor = tcp.Tensor(source, whole)
+    for _ in range(data.draw(st.integers(0, 2))):
+        digit = mapping(data.draw(st.sampled_from(digits)))
+        index = data.draw(st.one_of(st.integers(-2, 40), st.sampled_from([1.5, None, True, np.int32(2)])))
+        found = expect_tcp(lambda: tensor.tile(digit, index))  # type: ignore[arg-type]
+        if isinstance(found, tcp.Tensor):
+            assert np.shares_memory(found.values, source)
+            tensor = found
+    target_values = np.full((64, 4), -1.0)
+    target: Any = tcp.Tensor(target_values, "W V", sizes=sizes)
+    digit = mapping(data.draw(st.sampled_from(digits)))
+    if data.draw(st.booleans()):
+        target = expect_tcp(lambda: target.tile(digit, data.draw(st.integers(0, 3))))
+    if target is None:
+        return
+    before = target_values.copy()
+    try:
+        target.assign(tensor)
+    except TcpError:
+        assert np.array_equal(target_values, before), "a refused write changed the target"
+        return
+    # Written: each element landed at its own coordinates (source holds W * 4 + V at W, V).
+    expected = np.arange(64 * 4, dtype=np.float64).reshape(64, 4)
+    written = target_values != -1.0
+    assert written.any()
+    np.testing.assert_array_equal(target_values[written], expected[written])
+
+
 def test_kernel_with_a_bare_mapping_annotation_is_a_definition_error() -> None:
     def bad(x: m["A"]) -> None:  # type: ignore[valid-type]
         del x

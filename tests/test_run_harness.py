@@ -20,27 +20,6 @@ Cluster = m["1 # 2"]
 Slice = m["1 # 256"]
 '''
 
-# The reference's valid_size_32: every other element of B, held as m["B / 2"].
-HALF_B = '''
-A = tcp.axis("A", 8)
-B = tcp.axis("B", 64)
-R = tcp.axis("R", 8)
-
-
-@tcp.kernel
-def valid_size_32(
-    x: tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["A"], m["B / 2"]],
-    w: tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["R"], m["B / 2"]],
-) -> tcp.ContractTensor[tcp.i32, Chip, Cluster, Slice, m["A"], m["R # 8"]]:
-    trf = w.to_trf(lane=m["R"], element=m["B / 2"])
-    return (
-        x.contract_outer(trf, out_time=m["A"], out_packet=m["B / 2"])
-        .contract_packet(out_packet=m["1"])
-        .contract_time(out_time=m["A"])
-        .contract_lane(out_time=m["A"], out_packet=m["R # 8"], mode=tcp.LaneMode.INTERLEAVED)
-    )
-'''
-
 # K = 32 split over the slices (K / 16) and the packet (K % 16): only the packet is summed.
 SPLIT_K = '''
 A = tcp.axis("A", 8)
@@ -96,16 +75,23 @@ def finish(
 '''
 
 
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
 def run(tmp_path: Path, body: str, evaluator: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, dict[str, object]]]:
-    path = tmp_path / "kernels.py"
-    path.write_text(textwrap.dedent(HEADER + body), encoding="utf-8")
+    """Run ``body`` (a module's kernels) or, when it names one, an example file."""
+    path = EXAMPLES / body
+    if not path.is_file():
+        path = tmp_path / "kernels.py"
+        path.write_text(textwrap.dedent(HEADER + body), encoding="utf-8")
     status = main(["run", str(path), "--json", "--evaluator", evaluator])
     report = json.loads(capsys.readouterr().out)
     return status, {r["kernel"]: r for r in report["results"]}
 
 
 @pytest.mark.parametrize("evaluator", ["fused", "simulate"])
-@pytest.mark.parametrize("body", [HALF_B, SPLIT_K, TIME_BROADCAST], ids=["half_b", "split_k", "time_broadcast"])
+# valid_size_32.py is the reference's kernel over every other element of B, held as m["B / 2"].
+@pytest.mark.parametrize("body", ["valid_size_32.py", SPLIT_K, TIME_BROADCAST], ids=["half_b", "split_k", "time_broadcast"])
 def test_valid_kernels_pass(tmp_path: Path, body: str, evaluator: str, capsys: pytest.CaptureFixture[str]) -> None:
     status, results = run(tmp_path, body, evaluator, capsys)
     assert status == 0

@@ -247,3 +247,20 @@ def test_a_result_of_a_tile_carries_its_fixed_digit() -> None:
         assert part.fixed == {"Wp / 64": i}
         out.assign(part)
     np.testing.assert_array_equal(logits, w @ x.values)
+
+
+
+def test_the_valid_size_32_example_holds_every_even_b() -> None:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "valid_size_32.py"
+    spec = importlib.util.spec_from_file_location("valid_size_32_example", path)
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    x, w = ints(8, 64), ints(8, 64)
+    dev = tcp.Device()
+    weights = example.Weights(dev.sub, tcp.Tensor(w[:, ::2], m["R, B / 2"]))
+    out = example.valid_size_32(example.Stream(dev.main, example.stream_tensor(x)), weights)
+    np.testing.assert_array_equal(out.to_tensor().to_numpy("A R"), x[:, ::2] @ w[:, ::2].T)
