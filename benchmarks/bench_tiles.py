@@ -24,7 +24,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import numpy.typing as npt
-from bench_fold import interleaved, paired_ratio
+from timing import interleaved, paired_ratio
 
 ROUNDS = 5
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "lm_head.py"
