@@ -58,6 +58,28 @@ def test_every_plan_computes_the_einsum(einsum: str) -> None:
         _agrees(plan, einsum, x, w)
 
 
+@st.composite
+def _einsums(draw: st.DrawFn) -> tuple[str, dict[str, int]]:
+    """A random two-operand einsum: up to two axes of each role, small sizes, any axis orders."""
+    letters = iter(draw(st.permutations("abcdefgh")))
+    roles = {role: [next(letters) for _ in range(draw(st.integers(0, 2)))] for role in ("k", "b", "m", "n")}
+    stream = draw(st.permutations(roles["k"] + roles["b"] + roles["m"]))
+    weight = draw(st.permutations(roles["k"] + roles["b"] + roles["n"]))
+    out = draw(st.permutations(roles["b"] + roles["m"] + roles["n"]))
+    sizes = {a.upper(): draw(st.sampled_from([1, 2, 3, 4, 6, 8, 16, 32])) for a in (*stream, *weight)}
+    return f"{''.join(stream)},{''.join(weight)}->{''.join(out)}", sizes
+
+
+@settings(max_examples=12, deadline=None)
+@given(problem=_einsums(), streamed=st.sampled_from(["first", "second"]))
+def test_random_einsums_run_to_the_einsum(problem: tuple[str, dict[str, int]], streamed: str) -> None:
+    # Differential: whatever plan the search returns computes numpy's einsum.
+    einsum, sizes = problem
+    plans = tcp.search(einsum, sizes, top=1, streamed=streamed)  # type: ignore[arg-type]
+    x, w = _operands(einsum, sizes)
+    _agrees(plans[0], einsum, x, w)
+
+
 def test_plans_come_best_first_with_consistent_figures() -> None:
     plans = tcp.search("th,lh->tl", {"T": 64, "H": 256, "L": 96}, top=5)
     cycles = [p.cycles for p in plans]

@@ -22,7 +22,7 @@ from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.ranking import Rank, branch_rank, plan_rank, spread_rank
 from tcpdsl.planner.source import texts
-from tcpdsl.verify import LaneMode
+from tcpdsl.verify import LaneMode, verify_contract_packet
 
 # How often (in chains) the loop looks at the clock and redraws the progress bar.
 _CLOCK_EVERY = 16
@@ -124,6 +124,11 @@ class _Search:
         """Visit every chain on ``grid``; False when the budget ran out midway."""
         for packing in packings(problem, grid):
             self.outcome.packets += 1
+            try:  # the Packet Reducer's rule reads only the packet: check it before any chain uses it
+                verify_contract_packet(problem.stream_dtype, packet=packing.packet.mapping, out_packet=packing.kept.mapping)
+            except StageError as error:
+                self.fail(error)
+                continue
             for lane, counts in lanes(problem, grid):
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping != pin:
