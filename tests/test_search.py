@@ -26,6 +26,7 @@ SMALL = {
     "a,a->": {"A": 256},
     "ab,b->a": {"A": 64, "B": 32},
     "h,lh->l": {"H": 128, "L": 96},
+    "tk,nk->tn": {"T": 10, "K": 27, "N": 7},  # odd sizes: zero-padded flits, padded lanes
 }
 
 
@@ -98,6 +99,13 @@ def test_the_best_plan_meets_the_grid_lower_bound() -> None:
     assert plans.exhausted
     assert plans[0].cycles == 2 * (256 * 1024 * 3072 // 512 // 256) + 5 + 1
     assert plans[0].mac_utilisation == 1.0
+
+
+def test_an_odd_contracted_axis_fills_a_zero_padded_flit() -> None:
+    # 27 has no factor of two: its largest divisor below a 16-element flit fills 9 cells of it.
+    plan = tcp.search("tk,nk->tn", {"T": 10, "K": 27, "N": 7}, top=1)[0]
+    assert plan.layouts.stream_packet == "K % 9 #{0} 16"
+    assert plan.layouts.stream_time.endswith("K / 9")
 
 
 def test_either_operand_may_stream() -> None:

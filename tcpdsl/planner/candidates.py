@@ -121,15 +121,17 @@ def _packing(problem: Problem, order: tuple[str, ...], counts: tuple[int, ...], 
 
 
 def _padded_packings(problem: Problem, cells: dict[str, int], flit: int) -> Iterator[Packing]:
-    """A flit of contracted digits padded with zeros (the hardware sums the whole packet)."""
+    """Flits of contracted digits padded with zeros (the hardware sums the whole packet), fullest
+    first: for axes whose sizes have few factors of two, any divisor may fill part of the flit."""
     contracted = [a for a in problem.stream_axes if problem.role(a) is Role.CONTRACTED]
-    options = [_pow2_divisors(cells[a], flit) for a in contracted]
+    options = [[d for d in range(1, flit + 1) if cells[a] % d == 0] for a in contracted]
     found = sorted((c for c in product(*options) if prod(c) < flit), key=lambda c: (-prod(c), c))
-    for counts in found[:1]:
+    for counts in found:
         digits = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(contracted, counts)))
         packet = digits.padded(flit, PaddingKind.ZERO)
         if packet is not None:
             yield Packing(packet, packet, Layout(), Layout(), packet, tuple(zip(contracted, counts)))
+            return
 
 
 def lanes(problem: Problem, grid: Grid) -> Iterator[tuple[Layout, dict[str, int]]]:
