@@ -284,7 +284,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike) -> Array:
     if source is f32:
         return _flush_f32(src.astype(np.float32))
     if src.dtype == source.numpy:
-        return _F8_TABLES[source.name].take(src.view(np.uint8))
+        return np.asarray(_F8_TABLES[source.name].take(src.view(np.uint8)))  # take makes a 0-d index a scalar
     return src.astype(source.numpy).astype(np.float32)
 
 
