@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, overload
 
-from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.slots import StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
@@ -50,7 +50,7 @@ def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
             stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
             hint="wrap the array: tcp.Tensor(array, \"A B\")",
         )
-    check_fit(tensor, pairs(list(spec.layouts)), stage)
+    check_fit(tensor, spec.mapping, stage)
     return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
 
 
