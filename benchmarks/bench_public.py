@@ -198,6 +198,10 @@ def _agree(case: Case) -> None:
         raise SystemExit(f"{case.name}: the public call differs from the baseline by {error:.3g}")
 
 
+def _size(count: float) -> str:
+    return f"{count / (1 << 20):6.1f} MiB" if count >= 1 << 20 else f"{count / 1024:6.1f} KiB"
+
+
 def _child(name: str, mode: str) -> None:
     """Run in a fresh interpreter: print one JSON object for the parent."""
     case = CASES[name]()
@@ -258,12 +262,11 @@ def main() -> None:
         times = interleaved({"public": case.public, "baseline": case.baseline}, args.rounds or case.rounds)
         cold = _in_child(name, "cold")
         memory = _in_child(name, "memory")
-        mib = 1 << 20
         rows.append(
             f"{name:10s} {statistics.median(times['public']) * 1e3:7.2f} ms {statistics.median(times['baseline']) * 1e3:7.2f} ms "
             f"{paired_ratio(times, 'public', 'baseline'):6.2f}x {cold['cold'] * 1e3:6.1f} ms {cold['warm'] * 1e3:6.1f} ms "
-            f"{cold['cold'] / cold['warm']:8.1f}x {memory['cold'] / mib:6.1f} MiB {memory['warm'] / mib:6.1f} MiB "
-            f"{memory['baseline'] / mib:6.1f} MiB {max(memory['cold'], memory['warm']) / memory['baseline']:8.1f}x"
+            f"{cold['cold'] / cold['warm']:8.1f}x {_size(memory['cold'])} {_size(memory['warm'])} "
+            f"{_size(memory['baseline'])} {max(memory['cold'], memory['warm']) / memory['baseline']:8.1f}x"
         )
         print(f"  {name}: {case.what}", flush=True)
     print(header)
