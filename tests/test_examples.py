@@ -33,6 +33,7 @@ KERNEL_EXAMPLES = [
     "trf_sequencer_full_read",
     "trf_sequencer_partial_read",
     "valid_size_32",
+    "weight_groups",
 ]
 # Outer-only doc examples stop at contract_outer.
 OUTER_ONLY = {"stream_adapter", "trf_sequencer_full_read", "trf_sequencer_partial_read"}

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import types
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -250,15 +254,25 @@ def test_a_result_of_a_tile_carries_its_fixed_digit() -> None:
 
 
 
-def test_the_valid_size_32_example_holds_every_even_b() -> None:
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parent.parent / "examples" / "valid_size_32.py"
-    spec = importlib.util.spec_from_file_location("valid_size_32_example", path)
+def _example(name: str) -> types.ModuleType:
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
+    return example
+
+
+def test_the_weight_groups_example_writes_each_group_back() -> None:
+    example = _example("weight_groups")
+    act, weight = RNG.standard_normal((16, 64)), RNG.standard_normal((16, 64))
+    f8 = tcp.f8e4m3.numpy
+    expected = act.astype(f8).astype(np.float64) @ weight.astype(f8).astype(np.float64).T
+    np.testing.assert_allclose(example.gemm(act, weight), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_the_valid_size_32_example_holds_every_even_b() -> None:
+    example = _example("valid_size_32")
     x, w = ints(8, 64), ints(8, 64)
     dev = tcp.Device()
     weights = example.Weights(dev.sub, tcp.Tensor(w[:, ::2], m["R, B / 2"]))

@@ -49,7 +49,7 @@ class Term:
     @property
     def text(self) -> str:
         """Mapping text of the term: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
-        return self.mapping().text
+        return _text(self)
 
     def within(self, other: Term) -> bool:
         """Whether every digit of this term is a digit of ``other`` (same axis, nested range)."""
@@ -58,6 +58,11 @@ class Term:
 
     def __str__(self) -> str:
         return self.text
+
+
+@lru_cache(maxsize=4096)
+def _text(term: Term) -> str:
+    return term.mapping().text
 
 
 def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
