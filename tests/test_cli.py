@@ -270,3 +270,24 @@ def test_check_reports_a_layout_error_under_its_mapping(
     assert marks.index("^") == source.index('m["B % 8"]')
     assert marks.strip() == "^" * len('m["B % 8"]')
     assert "tcpdsl check: 1 error in" in err
+
+
+def test_check_takes_several_paths_then_mypy_options(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], pytestconfig: pytest.Config
+) -> None:
+    good = write(tmp_path, f"good_{uuid.uuid4().hex[:12]}.py", "x: int = 1\n")
+    bad = write(tmp_path, f"kernel_{uuid.uuid4().hex[:12]}.py", HEADER + BAD_KERNEL)
+    assert pytestconfig.cache is not None
+    cache = pytestconfig.cache.mkdir("tcpdsl-check-mypy")
+    status = main(["check", str(good), str(bad), "--", "--cache-dir", str(cache)])
+    out, err = capsys.readouterr()
+    assert status == 1
+    assert "[contract_outer] OutPacketFlits" in out
+    assert f"tcpdsl check: 1 error in {good} {bad}" in err
+
+
+def test_check_refuses_a_missing_path_or_none(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", str(tmp_path / "absent.py")]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    assert main(["check", "--", "--strict"]) == 2
+    assert "name at least one file or directory" in capsys.readouterr().err

@@ -1,4 +1,4 @@
-"""``tcpdsl check PATH``: mypy with the tcpdsl plugin, each diagnostic shown under its source line.
+"""``tcpdsl check PATH [PATH ...]``: mypy with the tcpdsl plugin, each diagnostic shown under its source line.
 
 When a tcpdsl diagnostic names a line holding ``m["..."]`` expressions, the one it is about is
 underlined with carets: the argument its message names (``OutPacket`` is ``out_packet=``), else the
@@ -43,10 +43,15 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "check",
         help="type-check kernels with mypy and the tcpdsl plugin",
-        description="Run mypy with the tcpdsl plugin on PATH and show each diagnostic under its source line.",
+        usage="tcpdsl check [-h] PATH [PATH ...] [-- MYPY_OPTION ...]",
+        description="Run mypy with the tcpdsl plugin on each PATH and show each diagnostic under its source line.",
     )
-    parser.add_argument("path", metavar="PATH", type=Path, help="a file or a directory")
-    parser.add_argument("mypy_args", nargs=argparse.REMAINDER, help="further mypy options, after --")
+    parser.add_argument(
+        "words",
+        metavar="PATH [PATH ...] [-- MYPY_OPTION ...]",
+        nargs=argparse.REMAINDER,
+        help="files or directories to check, then further mypy options after --",
+    )
 
 
 def find_config(path: Path) -> Path | None:
@@ -155,11 +160,11 @@ def generated_config() -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_mypy(path: Path, extra: list[str]) -> tuple[str, str, int]:
+def run_mypy(paths: list[Path], extra: list[str]) -> tuple[str, str, int]:
     from mypy import api
 
-    options = [str(path), "--show-column-numbers", "--no-error-summary", "--hide-error-context", *extra]
-    config = find_config(path)
+    options = [*map(str, paths), "--show-column-numbers", "--no-error-summary", "--hide-error-context", *extra]
+    config = find_config(paths[0])
     if config is not None:
         return api.run(["--config-file", str(config), *options])
     with tempfile.TemporaryDirectory(prefix="tcpdsl-check-") as folder:
@@ -182,12 +187,17 @@ def _notes_after(items: list[Diagnostic | str], index: int) -> str:
 
 
 def execute(args: argparse.Namespace) -> int:
-    path: Path = args.path
-    if not path.exists():
-        print(f"tcpdsl check: no such file or directory: {path}", file=sys.stderr)
+    words: list[str] = args.words
+    split = words.index("--") if "--" in words else len(words)
+    paths, extra = [Path(w) for w in words[:split]], words[split + 1 :]
+    if not paths:
+        print("tcpdsl check: name at least one file or directory to check", file=sys.stderr)
         return 2
-    extra = [a for a in args.mypy_args if a != "--"]
-    stdout, stderr, status = run_mypy(path, extra)
+    missing = [p for p in paths if not p.exists()]
+    if missing:
+        print(f"tcpdsl check: no such file or directory: {', '.join(map(str, missing))}", file=sys.stderr)
+        return 2
+    stdout, stderr, status = run_mypy(paths, extra)
     sources: dict[str, list[str]] = {}
     items = parse_output(stdout)
     errors = 0
@@ -199,5 +209,6 @@ def execute(args: argparse.Namespace) -> int:
         print("\n".join(render(item, sources, _notes_after(items, index))))
     if stderr:
         print(stderr, file=sys.stderr, end="" if stderr.endswith("\n") else "\n")
-    print(f"tcpdsl check: {errors} error{'s' if errors != 1 else ''} in {path}", file=sys.stderr)
+    where = " ".join(map(str, paths))
+    print(f"tcpdsl check: {errors} error{'s' if errors != 1 else ''} in {where}", file=sys.stderr)
     return status
