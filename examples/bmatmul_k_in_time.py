@@ -35,6 +35,4 @@ def bmatmul_k_in_time(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(bmatmul_k_in_time)
+    print(tcp.try_kernel(bmatmul_k_in_time))

@@ -31,6 +31,4 @@ def dot_product(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(dot_product)
+    print(tcp.try_kernel(dot_product))

@@ -35,6 +35,4 @@ def gemm(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(gemm)
+    print(tcp.try_kernel(gemm))

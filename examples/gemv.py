@@ -33,6 +33,4 @@ def gemv(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(gemv)
+    print(tcp.try_kernel(gemv))

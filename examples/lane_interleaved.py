@@ -34,6 +34,4 @@ def lane_interleaved(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(lane_interleaved)
+    print(tcp.try_kernel(lane_interleaved))

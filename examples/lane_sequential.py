@@ -33,6 +33,4 @@ def lane_sequential(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(lane_sequential)
+    print(tcp.try_kernel(lane_sequential))

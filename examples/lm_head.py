@@ -54,6 +54,4 @@ def logits(hidden: npt.ArrayLike, weight: npt.ArrayLike) -> npt.NDArray[np.float
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(lm_head)
+    print(tcp.try_kernel(lm_head))

@@ -34,6 +34,4 @@ def matmul(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(matmul)
+    print(tcp.try_kernel(matmul))

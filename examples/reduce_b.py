@@ -34,6 +34,4 @@ def reduce_b(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(reduce_b)
+    print(tcp.try_kernel(reduce_b))

@@ -31,6 +31,4 @@ def stream_adapter(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(stream_adapter)
+    print(tcp.try_kernel(stream_adapter))

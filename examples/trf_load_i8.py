@@ -23,6 +23,4 @@ def trf_load_i8(v: Vector) -> Loaded:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(trf_load_i8)
+    print(tcp.try_kernel(trf_load_i8))

@@ -29,6 +29,4 @@ def trf_sequencer_partial_read(x: Stream, w: Weights) -> Out:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(trf_sequencer_partial_read)
+    print(tcp.try_kernel(trf_sequencer_partial_read))

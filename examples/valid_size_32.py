@@ -43,6 +43,4 @@ def stream_tensor(x: npt.ArrayLike) -> tcp.Tensor:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(valid_size_32)
+    print(tcp.try_kernel(valid_size_32))

@@ -55,6 +55,4 @@ def gemm(act: npt.ArrayLike, weight: npt.ArrayLike) -> npt.NDArray[np.float32]:
 
 
 if __name__ == "__main__":
-    from tcpdsl.evaluate.oracle import demo
-
-    demo(weight_groups)
+    print(tcp.try_kernel(weight_groups))

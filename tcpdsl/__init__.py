@@ -58,6 +58,8 @@ _EXPORTS: dict[str, str] = {
     "evaluator": "tcpdsl.evaluate.select",
     # layout search
     "search": "tcpdsl.planner.api",
+    # a kernel on random data against the oracle, as `tcpdsl run` does
+    "try_kernel": "tcpdsl.cli.run",
 }
 
 _NEEDS_EVALUATORS = ("tcpdsl.tensors", "tcpdsl.evaluate")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import sys
 import types
@@ -83,3 +84,29 @@ def test_examples_type_check_strictly_without_the_plugin() -> None:
     out = run_mypy(files, plugin=False, cache_name="tcpdsl-plain-mypy-cache")
     example_errors = [line for line in out if "examples" in line]
     assert example_errors == [], "\n".join(example_errors)
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+def test_example_uses_only_the_public_api(path: Path) -> None:
+    imported = [
+        node
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+    ]
+    modules = [a.name for n in imported if isinstance(n, ast.Import) for a in n.names]
+    modules += [n.module or "" for n in imported if isinstance(n, ast.ImportFrom)]
+    assert [m for m in modules if m.startswith("tcpdsl.")] == []
+
+
+def test_try_kernel_reports_like_tcpdsl_run(capsys: pytest.CaptureFixture[str]) -> None:
+    kernel = _load("matmul").matmul
+    result = tcp.try_kernel(kernel, seed=3)
+    assert (result.status, result.passed) == ("PASS", True)
+    text = str(result)
+    assert text.splitlines()[0].startswith(f"{EXAMPLES / 'matmul.py'}::matmul (bf16 -> f32)  PASS")
+    assert "contract_lane" in text and "max error vs oracle" in text
+    assert tcp.try_kernel(kernel, seed=3, evaluator="simulate").passed
+    with pytest.raises(tcp.LayoutError, match="unknown evaluator 'slow'"):
+        tcp.try_kernel(kernel, evaluator="slow")
+    with pytest.raises(tcp.TcpError, match="is not a @tcp.kernel function"):
+        tcp.try_kernel(print)

@@ -15,6 +15,7 @@ from tcpdsl.algebra.ops import DivideTerm
 from tcpdsl.algebra.scope import Axis as Axis
 from tcpdsl.algebra.scope import axis as axis
 from tcpdsl.algebra.scope import parse as parse
+from tcpdsl.cli.run import try_kernel as try_kernel
 from tcpdsl.errors import DtypeError as DtypeError
 from tcpdsl.errors import LayoutError as LayoutError
 from tcpdsl.errors import MappingSyntaxError as MappingSyntaxError
@@ -60,5 +61,5 @@ __all__ = [
     "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
     "Pad", "PaddingKind", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
     "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
-    "m", "mx", "parse", "search", "__version__",
+    "m", "mx", "parse", "search", "try_kernel", "__version__",
 ]

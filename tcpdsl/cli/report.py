@@ -37,6 +37,9 @@ class KernelResult:
             return "SKIP"
         return "PASS" if self.passed else "FAIL"
 
+    def __str__(self) -> str:
+        return render_result(self)
+
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
         self.stages, self.cost = stages

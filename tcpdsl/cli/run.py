@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import inspect
 import io
 import json
 import sys
 import time
 import traceback
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -133,6 +134,24 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
     result.output = output.getvalue()
     result.seconds = time.perf_counter() - started
     return result
+
+
+def try_kernel(fn: Callable[..., object], *, seed: int = 0, evaluator: str = "fused") -> KernelResult:
+    """Run one ``@tcp.kernel`` as ``tcpdsl run`` does, from Python: random inputs fixed by ``seed``,
+    its run-time checks, the chosen evaluator, and the comparison with the numpy oracle.
+
+    The result's ``status`` is PASS, FAIL or SKIP, and printing it prints ``tcpdsl run``'s report
+    of the kernel (its stages, derived parameters and estimated cost).
+    """
+    from tcpdsl.tensors.kernel_spec import describe
+
+    if evaluator not in EVALUATORS:
+        raise LayoutError(
+            "try_kernel", "Evaluator", f"unknown evaluator {evaluator!r}", hint=f"use one of {', '.join(EVALUATORS)}"
+        )
+    spec = describe(fn, strict=False)
+    source = inspect.getsourcefile(inspect.unwrap(fn)) if callable(fn) else None
+    return run_kernel(spec, Path(source) if source else Path(spec.name), seed, evaluator)
 
 
 def run_main(module: types.ModuleType, file: Path) -> KernelResult:
