@@ -129,6 +129,36 @@ def bad(x: Stream, w: Weights) -> Wrong:
     assert error_keys(found) == [(line_of(body, "def bad") + 1, "return-value", None)]
 
 
+def test_layouts_compare_by_canonical_text(tmp_path: Path, cache: Path) -> None:
+    """With the plugin, ``A,B/16`` and ``A, B / 16`` are one type; plain checkers compare the texts as written."""
+    body = '''
+import tcpdsl as tcp
+from tcpdsl import m
+
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+
+Chip = m["1"]
+Cluster = m["1#2"]
+Slice = m["(1 # 256)"]
+
+Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["[A,B/16]"], m["B%16"]]
+Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C,B / 16,"], m["B % 16"]]
+Out = tcp.ContractTensor[tcp.f32, m["1"], m["1 # 2"], m["1 # 256"], m["A, 1"], m["(C)"]]
+
+
+def kernel(x: Stream, w: Weights) -> Out:
+    trf = w.to_trf(lane=m["C"], element=m["B / 16, B % 16"])
+    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])
+    packet = outer.contract_packet(out_packet=m["1"])
+    return packet.contract_time(out_time=m["A"]).contract_lane(out_time=m["A"], out_packet=m["C"])
+'''
+    assert error_keys(check(tmp_path, cache, {"spelling": body})) == []
+    plain = check(tmp_path, cache, {"spelling": body}, plugin=False)
+    assert error_keys(plain) == [(line_of(body, "return packet"), "return-value", None)]
+
+
 def test_syntax_error_shows_the_caret(tmp_path: Path, cache: Path) -> None:
     body = HEADER + 'Lay = m["A, B // 2"]\n'
     found = check(tmp_path, cache, {"caret": body})

@@ -20,4 +20,4 @@ Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["B"])
     outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])
-    return outer.contract_lane(out_time=m["A"], out_packet=m["C"])  # E: attr-defined
+    return outer.contract_lane(out_time=m["A"], out_packet=m["C"])  # E: attr-defined # plain: attr-defined # pyright: reportAttributeAccessIssue

@@ -18,4 +18,4 @@ Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B
 
 @tcp.kernel
 def kernel(x: Stream, w: Weights) -> object:
-    return x.contract_packet(out_packet=m["1"])  # E: attr-defined
+    return x.contract_packet(out_packet=m["1"])  # E: attr-defined # plain: attr-defined # pyright: reportAttributeAccessIssue

@@ -20,4 +20,4 @@ Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["B"])
     packet = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"]).contract_packet(out_packet=m["1"])
-    return packet.contract_time(out_time=m["A"]).contract_time(out_time=m["A"])  # E: attr-defined
+    return packet.contract_time(out_time=m["A"]).contract_time(out_time=m["A"])  # E: attr-defined # plain: attr-defined # pyright: reportAttributeAccessIssue

@@ -19,5 +19,5 @@ Weights = tcp.CollectTensor[tcp.bf16, Chip, m["1"], Slice, m["C, B / 16"], m["B 
 @tcp.kernel
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["B"])
-    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-layout ClusterMismatch
+    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-layout ClusterMismatch # plain: arg-type # pyright: reportArgumentType
     return outer

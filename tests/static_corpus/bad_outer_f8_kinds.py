@@ -19,5 +19,5 @@ Weights = tcp.CollectTensor[tcp.f8e5m2, Chip, Cluster, Slice, m["C"], m["B"]]
 @tcp.kernel
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["B"])
-    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-dtype NoMultiplier
+    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-dtype NoMultiplier # plain: arg-type # pyright: reportArgumentType
     return outer

@@ -20,5 +20,5 @@ Weights = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C"], m["K"]]
 @tcp.kernel
 def kernel(x: Stream, w: Weights) -> object:
     trf = w.to_trf(lane=m["C"], element=m["K"])
-    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-dtype NoMultiplier
+    outer = x.contract_outer(trf, out_time=m["A"], out_packet=m["B"])  # E: tcpdsl-dtype NoMultiplier # plain: type-var # pyright: reportArgumentType
     return outer

@@ -1,8 +1,10 @@
 """Running mypy with the tcpdsl plugin over files, and reading its diagnostics and inline expectations.
 
 Expectations are pinned in the checked files as comments on the offending line:
-``# E: <code> [<Rule>]`` for an error (``Rule`` is the rule name in ``[stage] Rule: ...``) and
-``# N: <text>`` for a note containing ``text``.
+``# E: <code> [<Rule>]`` for an error of mypy with the plugin (``Rule`` is the rule name in
+``[stage] Rule: ...``), ``# N: <text>`` for its note containing ``text``, ``# plain: <code>`` for an
+error of mypy without the plugin and ``# pyright: <rule>`` for an error of pyright in strict mode.
+A module pins its run-time verdict as ``# runtime: <verdict>``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import dataclasses
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -31,6 +35,7 @@ _LINE: Final = re.compile(
 _RULE: Final = re.compile(r"^\[(?P<stage>\w+)\] (?P<rule>\w+):")
 _PIN_ERROR: Final = re.compile(r"E: (?P<code>[\w-]+)(?: (?P<rule>[A-Z]\w*))?")
 _PIN_NOTE: Final = re.compile(r"N: (?P<text>[^#]*)")
+_PIN_OTHER: Final = {"plain": re.compile(r"plain: (?P<code>[\w-]+)"), "pyright": re.compile(r"pyright: (?P<code>\w+)")}
 _RUNTIME: Final = re.compile(r"^# runtime: (?P<verdict>.+)$", re.MULTILINE)
 _VERDICT_CODES: Final = ("tcpdsl-layout", "tcpdsl-dtype", "tcpdsl-syntax")
 
@@ -167,6 +172,15 @@ def pinned_errors(path: Path) -> list[tuple[int, str | None, str | None]]:
     return sorted(keys)
 
 
+def pinned_other(path: Path, checker: str) -> list[tuple[int, str]]:
+    """``(line, code)`` pinned for mypy without the plugin (``plain``) or for ``pyright``."""
+    keys = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        comment = line.partition("  # ")[2]
+        keys += [(number, found["code"]) for found in _PIN_OTHER[checker].finditer(comment)]
+    return sorted(keys)
+
+
 def pinned_notes(path: Path) -> list[tuple[int, str]]:
     notes = []
     for number, line in enumerate(path.read_text().splitlines(), start=1):
@@ -194,12 +208,21 @@ def static_verdict(diagnostics: list[Diagnostic]) -> str:
             return "syntax"
         if d.code in _VERDICT_CODES:
             return f"{d.stage} {d.rule}"
-    others = [d for d in errors if d.code != "tcpdsl-axis"]
-    return others[0].code or "error" if others else "valid"
+    others = [d.code or "error" for d in errors if d.code != "tcpdsl-axis"]
+    if not others:
+        return "valid"
+    # A value whose declared type differs: beartype's HintViolation at run time.
+    return "type" if others[0] in ("return-value", "arg-type", "assignment") else others[0]
 
 
 def corpus_modules() -> list[Path]:
-    return sorted(p for p in CORPUS.glob("*.py") if p.name.startswith(("ok_", "bad_")))
+    return sorted(p for p in CORPUS.glob("*.py") if p.name.startswith(("ok_", "bad_", "user_ok_", "user_bad_")))
+
+
+def shared_modules() -> list[Path]:
+    """Modules the kernels import (axes, types, numpy helpers): every checker must accept them as they are."""
+    names = {p.name for p in corpus_modules()} | {"support.py", "__init__.py"}
+    return sorted(p for p in CORPUS.glob("*.py") if p.name not in names)
 
 
 def corpus_cache(base: Path) -> Path:
@@ -208,12 +231,58 @@ def corpus_cache(base: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
+def plain_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
+    """mypy without the plugin over the corpus and the examples (numpy analysed: kernels use it)."""
+    base = tmp_path_factory.getbasetemp()
+
+    def compute() -> list[Diagnostic]:
+        diagnostics, report = run(
+            [*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))],
+            run_directory(base) / "mypy-plain", plugin=False,
+        )
+        assert "INTERNAL ERROR" not in report and "Traceback" not in report, report
+        return diagnostics
+
+    return shared(run_directory(base), "plain-report", compute)
+
+
+@pytest.fixture(scope="session")
+def pyright_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
+    """pyright in strict mode, with no plugin, over the corpus and the examples."""
+    base = tmp_path_factory.getbasetemp()
+
+    def compute() -> list[Diagnostic]:
+        return run_pyright([*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))], run_directory(base))
+
+    return shared(run_directory(base), "pyright-report", compute)
+
+
+def run_pyright(paths: list[Path], directory: Path) -> list[Diagnostic]:
+    """pyright (the PyPI package, with its own node) in strict mode; its errors as diagnostics."""
+    config = directory / "pyrightconfig.json"
+    config.write_text(json.dumps({
+        "typeCheckingMode": "strict", "pythonVersion": "3.11", "stubPath": str(STUBS),
+        "extraPaths": [str(ROOT), str(CORPUS)],
+    }))
+    pyright = Path(sys.executable).parent / "pyright"
+    done = subprocess.run(
+        [str(pyright), "--outputjson", "-p", str(config), "--pythonpath", sys.executable, *map(str, paths)],
+        capture_output=True, text=True,
+    )
+    report = json.loads(done.stdout)
+    return [
+        Diagnostic(d["file"], d["range"]["start"]["line"] + 1, d["severity"], d["message"], d.get("rule"))
+        for d in report["generalDiagnostics"]
+    ]
+
+
+@pytest.fixture(scope="session")
 def corpus_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     """One mypy run with a fresh cache over the corpus and the examples, shared by the xdist workers."""
     base = tmp_path_factory.getbasetemp()
 
     def compute() -> list[Diagnostic]:
-        diagnostics, report = run([*corpus_modules(), *sorted(EXAMPLES.glob("*.py"))], corpus_cache(base))
+        diagnostics, report = run([*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))], corpus_cache(base))
         assert "INTERNAL ERROR" not in report and "Traceback" not in report, report
         return diagnostics
 
