@@ -214,6 +214,35 @@ def k(x: Stream, w: Weights) -> object:
     assert error.message == "tcpdsl plugin internal error: RuntimeError: boom"
 
 
+@pytest.mark.parametrize(
+    ("module", "name", "marker"),
+    [
+        ("tcpdsl.static.calls", "family_of", "x.contract_outer"),  # the contract_outer signature hook
+        ("tcpdsl.static.calls", "declarations", "Extra = tcp.axis"),  # a module-level axis declaration
+        ("tcpdsl.static.annotations", "check_type", "Typed = tcp.CollectTensor"),  # a tensor type
+        ("tcpdsl.static.annotations", "build", "Lay = m["),  # a mapping alias
+    ],
+)
+def test_every_hook_turns_a_failure_into_an_error_at_its_line(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch, module: str, name: str, marker: str
+) -> None:
+    def broken(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(f"{module}.{name}", broken)
+    body = HEADER + '''
+Extra = tcp.axis("Extra", 4)
+Typed = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A"], m["B % 16"]]
+Lay = m["A"]
+def k(x: Stream, w: Weights) -> object:
+    return x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])
+'''
+    found = check(tmp_path, cache, {f"internal_{name}": body})
+    internal = [(d.line, d.message) for d in found if d.code == "tcpdsl-internal"]
+    assert line_of(body, marker) in {line for line, _ in internal}, found
+    assert all(message == "tcpdsl plugin internal error: RuntimeError: boom" for _, message in internal)
+
+
 def test_cached_axes_module_resolves_like_a_fresh_one(tmp_path: Path, cache: Path) -> None:
     axes = '''
 import tcpdsl as tcp

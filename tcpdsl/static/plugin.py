@@ -50,21 +50,27 @@ class TcpdslPlugin(Plugin):
     def __init__(self, options: Options) -> None:
         super().__init__(options)
         self._config = {"tcpdsl": self.version, "logic": logic_digest()}
+        # mypy asks for hooks by full name for every type, call and method it meets: one lookup each.
+        self._type_hooks: dict[str, Callable[[AnalyzeTypeContext], Type]] = {
+            **dict.fromkeys(LITERAL_NAMES, analyze_literal),
+            **{name: partial(analyze_tensor, cls=cls) for name, cls in TENSOR_CLASSES.items()},
+        }
+        self._function_hooks: dict[str, Callable[[FunctionContext], Type]] = {
+            **dict.fromkeys(AXIS_FUNCTIONS, axis_call),
+            **dict.fromkeys(TENSOR_CLASSES, tensor_call),
+        }
+        self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
+            name: partial(stage_call, method=stage) for name, stage in STAGES.items()
+        }
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
-        if fullname in LITERAL_NAMES:
-            return analyze_literal
-        cls = TENSOR_CLASSES.get(fullname)
-        return partial(analyze_tensor, cls=cls) if cls is not None else None
+        return self._type_hooks.get(fullname)
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
-        if fullname in AXIS_FUNCTIONS:
-            return axis_call
-        return tensor_call if fullname in TENSOR_CLASSES else None
+        return self._function_hooks.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        stage = STAGES.get(fullname)
-        return partial(stage_call, method=stage) if stage is not None else None
+        return self._method_hooks.get(fullname)
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
         return outer_signature if STAGES.get(fullname) is Stage.CONTRACT_OUTER else None

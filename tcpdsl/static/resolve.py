@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from collections.abc import Mapping as MappingOf
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Final
 
 from mypy.nodes import (
@@ -44,7 +45,7 @@ from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import Axis, axis, parse
 from tcpdsl.errors import LayoutError, MappingSyntaxError, TcpError
 from tcpdsl.static.bindings import LocalScope
-from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS, LITERAL_NAMES
+from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS, FACADE, LITERAL_NAMES
 from tcpdsl.syntax import parse_expression
 
 _MAX_ESCAPE_DEPTH: Final = 16
@@ -298,6 +299,11 @@ def declared_in(tree: MypyFile, name: str, env: Env) -> int | None:
     sym = tree.names.get(name)
     if sym is None or not isinstance(sym.node, Var) or sym.node.fullname != f"{tree.fullname}.{name}":
         return None
+    declared = declared_axis(sym.node)
+    if declared is not None:
+        return declared[1] if declared[0] == name else None
+    if sym.node.type is not None:
+        return None  # a variable typed as something other than an axis (most of a large program)
     try:
         value = _value(sym, env, 0)
     except (NotReady, Unknowable):
@@ -307,16 +313,12 @@ def declared_in(tree: MypyFile, name: str, env: Env) -> int | None:
 
 def declarations(name: str, module: str, env: Env) -> dict[str, int]:
     """Module -> size, for each module ``module`` imports (directly or not) that declares axis ``name``."""
-    candidates = {}
-    for other, tree in env.modules.items():
-        if other != module:
-            size = declared_in(tree, name, env)
-            if size is not None:
-                candidates[other] = size
-    if not candidates:
-        return {}
-    reached = set(imported(module, env))
-    return {other: size for other, size in candidates.items() if other in reached}
+    found = {}
+    for other in imported(module, env):
+        size = declared_in(env.modules[other], name, env)
+        if size is not None:
+            found[other] = size
+    return found
 
 
 def imported_axis(name: str, module: str, env: Env) -> int | None:
@@ -326,7 +328,11 @@ def imported_axis(name: str, module: str, env: Env) -> int | None:
 
 
 def imported(module: str, env: Env) -> Iterator[str]:
-    """The modules ``module`` imports, transitively, breadth first."""
+    """The modules ``module`` imports, transitively, breadth first.
+
+    Installed libraries (tcpdsl itself, numpy, the standard library) never import a user's modules,
+    so the walk does not go through them: it stays within the user's code.
+    """
     seen = {module}
     queue = [module]
     while queue:
@@ -336,8 +342,15 @@ def imported(module: str, env: Env) -> Iterator[str]:
         for dep in _import_ids(tree):
             if dep not in seen and dep in env.modules:
                 seen.add(dep)
-                queue.append(dep)
+                if not _is_library(env.modules[dep]):
+                    queue.append(dep)
                 yield dep
+
+
+def _is_library(tree: MypyFile) -> bool:
+    if tree.fullname == FACADE or tree.fullname.startswith(f"{FACADE}."):
+        return True
+    return any(part in ("site-packages", "dist-packages", "typeshed") for part in Path(tree.path).parts)
 
 
 def _import_ids(tree: MypyFile) -> Iterator[str]:
