@@ -13,7 +13,7 @@ from tcpdsl.algebra.cells import Index, Pad, PaddingKind
 from tcpdsl.algebra.nodes import Mapping
 from tcpdsl.algebra.scope import parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.placement import LIVE, plan, to_logical, to_physical, to_physical_rows
+from tcpdsl.tensors.placement import CACHED_CELLS, LIVE, plan, to_logical, to_physical, to_physical_rows
 
 SIZES = {"A": 3, "B": 4, "C": 2, "R": 5, "L1": 90, "K": 100, "D": 61}
 
@@ -205,3 +205,13 @@ def test_partial_layout_is_not_coverage() -> None:
     mapping = tcp.parse("A / 2", {"A": 8})
     assert not plan(mapping).coverage(("A",))
     np.testing.assert_array_equal(plan(mapping).held(("A",)), [True, False] * 4)
+
+
+def test_plans_of_large_mappings_are_not_kept() -> None:
+    small = parse("A, B", {"A": 64, "B": 64})
+    assert plan(small) is plan(small)
+    # One cell past the cache's limit: rebuilt on each request, so no large plan stays in memory.
+    large = parse("A # 2, B", {"A": 1, "B": CACHED_CELLS // 2 + 1})
+    assert large.size > CACHED_CELLS
+    first, second = plan(large), plan(large)
+    assert first is not second and np.array_equal(first.live, second.live)

@@ -116,9 +116,17 @@ class Plan:
         return bool(self.held(axes).all())
 
 
+# Plans and routes of larger mappings are rebuilt when asked for rather than cached: only physical
+# views (.physical(), the simulator, pictures, rare irregular layouts) need them, and a cache of
+# 128 of them would pin gigabytes.
+CACHED_CELLS: Final = 1 << 22
+
+
 def plan(mapping: Mapping) -> Plan:
     """The decoded positions of ``mapping``, cached by structure: mappings equal in normal form
     may still name different size-1 axes, so normal-form equality is not enough."""
+    if mapping.size > CACHED_CELLS:
+        return _build_plan(mapping)
     return _plan_cached(StructKey(mapping))
 
 
@@ -239,9 +247,19 @@ def _whole(axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[Term, ...]:
     return tuple(Term(name, n, 1, n) for name, n in zip(axes, shape, strict=True))
 
 
-@lru_cache(maxsize=64)
 def _routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
     """``(live positions, flat index of each in an array over terms)`` for moving data between the views."""
+    if mapping.size > CACHED_CELLS:
+        return _build_routes(mapping, terms)
+    return _routes_cached(mapping, terms)
+
+
+@lru_cache(maxsize=64)
+def _routes_cached(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
+    return _build_routes(mapping, terms)
+
+
+def _build_routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
     p = plan(mapping)
     positions = np.flatnonzero(p.live)
     if not terms:
