@@ -20,7 +20,7 @@ from tcpdsl.algebra.ops import clear_caches, normalize
 from tcpdsl.algebra.scope import parse
 from tcpdsl.syntax.parser import parse_expression
 
-# Axes of the time and lane unit tests (engine §4.2-§4.4).
+# Axes of the time and lane unit tests (docs/stage-rules.md §2.5-§2.7).
 SIZES = {"A": 4, "B": 2, "C": 4, "D": 32, "K": 64, "M": 4, "N": 8, "O": 2, "P": 8, "L1": 192, "Bat": 4096, "W": 12}
 
 LONG_TIME = "L1 # 256 / 32 % 4, Bat / 32 % 2, Bat / 64 % 2, W % 6, W / 6, L1 # 256 / 8 % 4"

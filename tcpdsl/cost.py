@@ -2,9 +2,10 @@
 
 The model is deliberately small: it counts packets, not instructions, and every number in it comes
 from a sentence of the hardware description (the Outer and Packet Reducer chapters of the RNGD book,
-quoted as "Outer/Performance" and "Packet Reducer/Performance") or of the engine specification
-(quoted by section). Where the description is silent the model says so in a comment and in the
-stage notes, so an estimate never looks more certain than it is.
+quoted as "Outer/Performance" and "Packet Reducer/Performance") or of docs/stage-rules.md
+(cited by section); docs/cost-model.md lists them all with their sources. Where the description is
+silent the model says so in a comment and in the stage notes, so an estimate never looks more
+certain than it is.
 
 Chip, Cluster and Slice run in parallel, so every figure is per slice. The stages form a pipeline:
 the kernel takes as long as its slowest stage streams, plus the latency each stage adds before its
@@ -50,11 +51,13 @@ PACKET_PERIOD_CYCLES: Final = HARDWARE_PACKET_BYTES // FETCH_BYTES_PER_CYCLE
 TREE_LATENCY_CYCLES: Final[dict[int, int]] = {4: 7, 8: 6, 16: 5}
 
 # Packet Reducer/Performance: "when Lane < 8 the reduction trees of the inactive lanes idle, so the
-# throughput per cycle drops in proportion to Lane::SIZE / 8" (engine §2.1: lanes are 1, 2, 4 or 8).
+# throughput per cycle drops in proportion to Lane::SIZE / 8" (docs/stage-rules.md §2.1: lanes are
+# 1, 2, 4 or 8).
 LANES: Final = MAX_LANES
 
-# Engine §2.1: the Lane Folder emits packets of 8 elements, "one flit of i32/f32". The drain rate of
-# one output flit per cycle is a model assumption: the book gives no Lane Folder timing.
+# docs/stage-rules.md §2.1: the Lane Folder emits packets of 8 elements, "one flit of i32/f32".
+# The drain rate of one output flit per cycle is a model assumption: the book gives no Lane
+# Folder timing.
 DRAIN_ELEMENTS_PER_CYCLE: Final = CONTRACT_LANE_OUT_PACKET_ELEMENTS
 
 

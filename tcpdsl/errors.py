@@ -36,8 +36,8 @@ class LayoutError(StageError, ValueError):
     """A layout that breaks a rule: of the mapping algebra, a constructor, or a hardware stage.
 
     ``stage`` names the stage (``"contract_outer"``, ``"to_trf"``, ...), the tensor class for
-    constructor constraints, or ``"mapping"`` for algebra errors. ``rule`` is the rule name of
-    the engine specification, e.g. ``"FlitMismatch"``.
+    constructor constraints, or ``"mapping"`` for algebra errors. ``rule`` is the rule name in
+    docs/stage-rules.md, e.g. ``"FlitMismatch"``.
     """
 
 

@@ -1,4 +1,4 @@
-"""Algebraic laws of the mapping algebra over generated expression trees (engine §1.7-§1.9)."""
+"""Algebraic laws of the mapping algebra over generated expression trees (docs/mapping-language.md §1.7-§1.9)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def trees(draw: st.DrawFn, depth: int = 3, names: tuple[str, ...] = NAMES) -> Ma
 
 
 def distinct_pieces(m: Mapping) -> bool:
-    """No composite sub-expression occurs twice (that reuse is degenerate, engine §1.7)."""
+    """No composite sub-expression occurs twice (that reuse is degenerate, docs/mapping-language.md §1.7)."""
     seen: set[object] = set()
 
     def walk(node: Mapping) -> bool:
@@ -82,7 +82,8 @@ def opaque(m: Mapping) -> bool:
 def check_same(a: Mapping, b: Mapping) -> None:
     assert equivalent(a, b), (a.text, b.text)
     if not (opaque(a) or opaque(b)):
-        # Opaque factors have no unique normal form (engine §1.8); plain slots must agree exactly.
+        # Opaque factors have no unique normal form (docs/mapping-language.md §1.8); plain slots
+        # must agree exactly.
         assert normalize(a) == normalize(b), (a.text, b.text, str(a), str(b))
 
 
@@ -193,7 +194,8 @@ def interleaved_splits(draw: st.DrawFn) -> Mapping:
         e = draw(trees(depth=2, names=names))
         if draw(st.booleans()):
             e = Padding(e, draw(st.integers(e.size, 2 * e.size + 3)), draw(st.sampled_from(list(PaddingKind))))
-        # A size-1 major piece still ranks its operand's padding (engine §1.7), which no slot keeps.
+        # A size-1 major piece still ranks its operand's padding (docs/mapping-language.md §1.7),
+        # which no slot keeps.
         n = draw(st.sampled_from(divisors(e.size)[:-1] or [1]))
         sides.append((e, n))
     (a, n), (b, k) = sides

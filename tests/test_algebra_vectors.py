@@ -1,4 +1,4 @@
-"""Mapping-algebra vectors: cells (engine §1.5, §4.1), normalization (§1.8), split and divide (§1.9), edge cases (§1.10)."""
+"""Mapping-algebra vectors: cells, normalization, split and divide, corner cases (docs/mapping-language.md §1.5, §1.8, §1.9, §1.10)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def cells(m: Mapping) -> list[Cell]:
     return [evaluate(m, i) for i in range(m.size)]
 
 
-# -- §4.1 docs vectors: cells ----------------------------------------------------------------------
+# -- docs/mapping-language.md §1.5: documented cells -----------------------------------------------
 
 
 def test_single_axis_cells() -> None:
@@ -129,7 +129,7 @@ def test_repeated_axis_keeps_type_level_sum() -> None:
     assert decode(slots_of(P("B, B", B=4)), 7) == idx(B=4)
 
 
-# -- §1.8 normalization table ----------------------------------------------------------------------
+# -- docs/mapping-language.md §1.8: normalization table --------------------------------------------
 
 NORMALIZATION = [
     ("A # 4, B # 4", {"A": 2, "B": 2}, "A # 4, B # 4"),
@@ -252,7 +252,7 @@ def test_normalized_tree_is_a_right_spine() -> None:
     assert normalize(IDENTITY).same_structure(IDENTITY)
 
 
-# -- §1.9 split_at ---------------------------------------------------------------------------------
+# -- docs/mapping-language.md §1.9: split_at -------------------------------------------------------
 
 SPLITS = [
     ("A # 4, B # 4", {"A": 2, "B": 2}, 8, "A, B # 4", "1 # 2"),
@@ -308,7 +308,7 @@ def test_padding_per_stride() -> None:
     assert P("A, B # 4", A=2, B=3).padding_per_stride() == {1: 4, 4: 2}
 
 
-# -- §1.9 divide_exact ------------------------------------------------------------------------------
+# -- docs/mapping-language.md §1.9: divide_exact ----------------------------------------------------
 
 
 def test_divide_digit_orders_must_match() -> None:
@@ -385,7 +385,7 @@ def test_raw_shrinking_pad_acts_as_resize() -> None:
     assert normalize(Pair(Broadcast(2), Broadcast(3))).same_structure(Broadcast(6))
 
 
-# -- the ideal evaluator itself (engine §1.7) -----------------------------------------------------
+# -- the ideal evaluator itself (docs/mapping-language.md §1.7) ------------------------------------
 
 
 def test_ideal_pools_pieces_of_one_operand() -> None:
@@ -460,8 +460,9 @@ def test_zz_canonical_text_pads_instead_of_overshooting() -> None:
 
 
 def test_overshoot_stays_a_live_cell() -> None:
-    # The ideal evaluator does not finalize (engine §1.6): an overshooting coordinate is a live
-    # index past the axis, distinct from padding, and left to the consumer to refuse or mask.
+    # The ideal evaluator does not finalize (docs/mapping-language.md §1.6): an overshooting
+    # coordinate is a live index past the axis, distinct from padding, and left to the consumer
+    # to refuse or mask.
     m = P("S # 4 / 2, S = 2", S=3)
     assert evaluate(m, 3) == idx(S=3)
     assert evaluate(P("S # 4", S=3), 3) == Pad(TOP)

@@ -1,4 +1,4 @@
-"""The fused fold (engine §3.4) on the runtime vectors of §3.6 and §4.11, and its laws."""
+"""The fused fold (docs/runtime.md §3.4) on the vectors of §3.6 and of the reference's runtime unit tests, and its laws."""
 
 from __future__ import annotations
 

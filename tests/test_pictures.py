@@ -42,7 +42,7 @@ def test_cell_table_shows_each_padding_kind_and_broadcast() -> None:
 
 
 def test_cell_table_rows_follow_the_outer_slots_of_the_spec_table() -> None:
-    # engine §4.1 item 8: m[B / 4, B % 4] with B=16 is the table B = 4r + c; it normalizes to B
+    # docs/mapping-language.md §1.5: m[B / 4, B % 4] with B=16 is the table B = 4r + c; it normalizes to B
     table = cell_table(parse("B / 4, B % 4", {"B": 16}), max_columns=4)
     rows = table.splitlines()[2:]
     assert [row.split("|")[1].split() for row in rows] == [[f"B:{4 * r + c}" for c in range(4)] for r in range(4)]

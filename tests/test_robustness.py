@@ -1,8 +1,9 @@
 """Robustness probes: no input, however malformed, makes tcpdsl raise anything but a ``TcpError``.
 
-The contract (api.md "Errors" and "Static checking"): every deliberate error is a ``TcpError``
-subclass, nothing else escapes the public surface (no IndexError, KeyError, ZeroDivisionError,
-RecursionError, numpy error, AttributeError, ...), and nothing crashes mypy with the plugin.
+The contract (docs/architecture.md, "errors"; docs/static-checking.md): every deliberate error
+is a ``TcpError`` subclass, nothing else escapes the public surface (no IndexError, KeyError,
+ZeroDivisionError, RecursionError, numpy error, AttributeError, ...), and nothing crashes mypy
+with the plugin.
 
 Hypothesis drives the mapping grammar, the mapping methods, the stage chain and the block formats;
 tables cover the call shapes a user gets wrong; one mypy run checks a batch of generated kernel

@@ -1,4 +1,4 @@
-"""RNGD scalar casts: narrowing, widening and their round trips (engine §3.2, §3.6, §4.11)."""
+"""RNGD scalar casts: narrowing, widening and their round trips (docs/runtime.md §3.2, §3.6)."""
 
 from __future__ import annotations
 

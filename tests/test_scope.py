@@ -1,4 +1,4 @@
-"""Axes, ``m["..."]`` with lexical lookup, ``parse`` with explicit sizes, and the size rules (engine §1.1-§1.4)."""
+"""Axes, ``m["..."]`` with lexical lookup, ``parse`` with explicit sizes, and the size rules (docs/mapping-language.md §1.1-§1.4)."""
 
 from __future__ import annotations
 
@@ -280,7 +280,7 @@ _RULES = {"/": "StrideIndivisible", "%": "ModuloIndivisible", "=": "ResizeGrows"
 
 
 def _expected_size(size: int, ops: list[tuple[str, int]]) -> int | str:
-    """The size after ``ops`` by engine §1.4 (with the value-level checks), or the rule that fires."""
+    """The size after ``ops`` by docs/mapping-language.md §1.4 (with the value-level checks), or the rule that fires."""
     for op, n in ops:
         if op == "/" and (n <= 0 or size % n):
             return _RULES[op]

@@ -1,7 +1,7 @@
 """Differential tests: the fused evaluator, the stage simulator and an einsum oracle agree.
 
-Chains are built by hand from the verifiers' parameters for the documented kernels (engine §4.8,
-§4.9) at small sizes, plus cases for replication, wide integer accumulation, i32 wrap-around and a
+Chains are built by hand from the verifiers' parameters for the documented kernels (those of
+examples/) at small sizes, plus cases for replication, wide integer accumulation, i32 wrap-around and a
 kernel that silently relies on Top padding, which only the simulator reports.
 """
 

@@ -1,4 +1,4 @@
-"""The mapping-expression lexer and parser (engine §1.3): accepted forms, trees, and rejections."""
+"""The mapping-expression lexer and parser (docs/mapping-language.md §1.3): accepted forms, trees, and rejections."""
 
 from __future__ import annotations
 

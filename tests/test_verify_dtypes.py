@@ -1,4 +1,4 @@
-"""The dtype tables and the Multiplier pairing gate (engine §2.1, §3.2)."""
+"""The dtype tables and the Multiplier pairing gate (docs/stage-rules.md §2.1, docs/runtime.md §3.2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every documented kernel (engine §4.8, §4.9), stage by stage, from constructors to contract_lane."""
+"""Every documented kernel (those of examples/), stage by stage, from constructors to contract_lane."""
 
 from __future__ import annotations
 

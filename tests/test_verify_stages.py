@@ -1,4 +1,4 @@
-"""The reference unit tests of contract_packet, contract_time and contract_lane (engine §4.2-§4.4)."""
+"""The reference unit tests of contract_packet, contract_time and contract_lane (docs/stage-rules.md §2.5-§2.7)."""
 
 from __future__ import annotations
 

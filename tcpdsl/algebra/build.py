@@ -1,8 +1,9 @@
 """From a syntax tree to mapping nodes: resolve names, then build nodes exactly as written.
 
 Resolution (:func:`bind`) asks a :class:`Scope` what each name means and reports unknown axes and
-escapes of the wrong kind. Construction (:func:`build`) enforces the size rules of engine §1.4,
-including the recommended value-level checks (a resize must not grow, a padding must not shrink).
+escapes of the wrong kind. Construction (:func:`build`) enforces the size rules of
+docs/mapping-language.md §1.4, including the recommended value-level checks (a resize must not
+grow, a padding must not shrink).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The definitional ("ideal") cell semantics of a mapping (engine §1.7), the oracle for normalize.
+"""The definitional ("ideal") cell semantics of a mapping (docs/mapping-language.md §1.7), the oracle for normalize.
 
 Every digit that comes from the same sub-expression adds up to one position in that
 sub-expression, which is then evaluated once. Sub-expressions are matched by structure (``key``)
@@ -14,11 +14,11 @@ A position past the end of a sub-expression (only reachable through a growing re
 from the node classes) yields :data:`OUT_OF_BOUNDS` when it is the most major event, exactly as the
 type-level ``combine`` propagates an out-of-bounds minor cell.
 
-A summed symbol coordinate at or past the axis size (the *modulo overshoot* of engine §1.6) stays a
-live :class:`Index` here, on purpose: this is the unfinalized cell, the oracle ``normalize`` and the
-canonical text are checked against, and §1.6 leaves the non-live kind of an overshoot unknown.
-Keeping it visible lets ``equivalent`` tell an overshoot from padding, and lets the consumers that
-finalize cells (placement, ``apply_mapping``) refuse or mask it with their own policy.
+A summed symbol coordinate at or past the axis size (the *modulo overshoot* of docs/mapping-language.md
+§1.6) stays a live :class:`Index` here, on purpose: this is the unfinalized cell, the oracle ``normalize``
+and the canonical text are checked against, and docs/mapping-language.md §1.6 leaves its treatment to the
+consumers. Keeping it visible lets ``equivalent`` tell an overshoot from padding, and lets the consumers
+that finalize cells (placement, ``apply_mapping``) refuse or mask it with their own policy.
 """
 
 from __future__ import annotations

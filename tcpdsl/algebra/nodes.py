@@ -114,13 +114,13 @@ class Mapping:
 
     # -- semantics (implemented in sibling modules; imported late to keep this module a leaf)
     def cell(self, i: int) -> Cell:
-        """The cell at position ``i`` under the position-additive semantics (engine §1.7)."""
+        """The cell at position ``i`` under the position-additive semantics (docs/mapping-language.md §1.7)."""
         from tcpdsl.algebra.ideal import evaluate
 
         return evaluate(self, as_int(i, "position", "cell"))
 
     def normalize(self) -> Mapping:
-        """The canonical slot form (engine §1.8), rendered back as a mapping."""
+        """The canonical slot form (docs/mapping-language.md §1.8), rendered back as a mapping."""
         from tcpdsl.algebra.ops import normalize
 
         return normalize(self)
@@ -147,7 +147,7 @@ class Mapping:
 
         return padding_per_stride(self)
 
-    # -- value-level constructors (engine §1.2): no-ops where trivial, strict otherwise -------
+    # -- value-level constructors (docs/mapping-language.md §1.2): no-ops where trivial, strict otherwise ---
     def pair(self, inner: Mapping) -> Mapping:
         inner = as_mapping(inner, "pair")
         if self.is_identity:

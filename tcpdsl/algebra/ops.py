@@ -1,4 +1,4 @@
-"""Public operations of the mapping algebra used by the verifiers (engine §1.8, §1.9).
+"""Public operations of the mapping algebra used by the verifiers (docs/mapping-language.md §1.8, §1.9).
 
 All structural results are cached on the structural key of their operands.
 """
@@ -98,7 +98,7 @@ def _padding_per_stride(ck: StructKey) -> tuple[tuple[int, int], ...]:
 
 
 def equivalent(a: Mapping, b: Mapping) -> bool:
-    """Equal size and equal cells at every position under the ideal semantics (engine §1.7)."""
+    """Equal size and equal cells at every position under the ideal semantics (docs/mapping-language.md §1.7)."""
     a, b = as_mapping(a, "equivalent"), as_mapping(b, "equivalent")
     return a.size == b.size and all(_same(evaluate(a, i), evaluate(b, i)) for i in range(a.size))
 
@@ -122,7 +122,7 @@ class DivideTerm:
 
 
 def divide_exact(dividend: Mapping, divisor: Mapping) -> list[DivideTerm]:
-    """Match every live digit of ``divisor`` inside ``dividend`` (engine §1.9), outermost first."""
+    """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9), outermost first."""
     result = divide_terms_or_reason(dividend, divisor)
     if isinstance(result, str):
         raise LayoutError(MAPPING_STAGE, "Indivisible", result,

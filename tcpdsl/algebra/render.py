@@ -5,11 +5,12 @@ idempotent and ``str(m)`` parses back equal. Plain digits have one obvious spell
 digits and composites may need a detour (``R # 8 / 4 # 4``, ``(B, A # 9) / 4``), so candidate
 spellings are checked against ``norm`` and the first that reproduces the slot wins.
 
-The rendered tree must also hold the same cells (engine §1.7). A ragged digit reads as padding
-once the digits of its axis that it pools with (:func:`tcpdsl.algebra.slots.decode`) sum past its
-limit; under the ideal semantics positions only pool inside one shared operand. So every digit of
-such a pool is spelled on one padded operand (``S #{0} 4 / 2`` ... ``S #{0} 4 % 2``), never as a
-free-standing cut (``S = 2``) whose coordinate would overshoot instead of reading as padding.
+The rendered tree must also hold the same cells (docs/mapping-language.md §1.7). A ragged digit
+reads as padding once the digits of its axis that it pools with
+(:func:`tcpdsl.algebra.slots.decode`) sum past its limit; under the ideal semantics positions
+only pool inside one shared operand. So every digit of such a pool is spelled on one padded
+operand (``S #{0} 4 / 2`` ... ``S #{0} 4 % 2``), never as a free-standing cut (``S = 2``) whose
+coordinate would overshoot instead of reading as padding.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The normalized slot model (engine §1.8) and its construction ``norm``.
+"""The normalized slot model (docs/mapping-language.md §1.8) and its construction ``norm``.
 
 A normalized mapping is a tuple of slots, innermost first. Each slot is ``(live, extent, kind)``:
 digit values ``[0, live count)`` are live, ``[live count, extent)`` are padding of ``kind``.
@@ -170,7 +170,7 @@ def _norm(m: Mapping) -> Slots:
     if isinstance(m, Padding):
         inner = norm(m.inner)
         if m.p < size_of(inner):
-            return prefix(inner, m.p)  # a shrinking pad behaves as a resize (engine §1.4)
+            return prefix(inner, m.p)  # a shrinking pad behaves as a resize (docs/mapping-language.md §1.4)
         return pad(inner, m.p, m.kind)
     if isinstance(m, (Modulo, Resize)):
         inner = norm(m.inner)
@@ -309,7 +309,7 @@ def _split(slot: Slot, g: int) -> Slots | None:
 
 
 def simplify(slots: Slots) -> Slots:
-    """Apply the rewrite rules of engine §1.8 until nothing changes."""
+    """Apply the rewrite rules of docs/mapping-language.md §1.8 until nothing changes."""
     out = list(slots)
     changed = True
     while changed:

@@ -1,6 +1,6 @@
 """Evaluators of contraction chains. Importing this package registers them.
 
-* ``fused`` (the default): the fold of engine §3.4 as one BLAS-backed contraction.
+* ``fused`` (the default): the fold of docs/runtime.md §3.4 as one BLAS-backed contraction.
 * ``simulate``: every stage on physical buffers, with Top padding poisoned.
 """
 

@@ -1,7 +1,7 @@
 """Digit arithmetic shared by the evaluators: restricted reads, digit chains, broadcast matching.
 
 A *restricted read* of a mapping at logical coordinates ``J`` finds the cell whose digits equal
-``J``'s digits restricted to the digits that mapping carries (engine §3.4): a digit ``(x, s, c)``
+``J``'s digits restricted to the digits that mapping carries (docs/runtime.md §3.4): a digit ``(x, s, c)``
 reads ``(J[x] // s)`` modulo the gap to the next digit of ``x`` the mapping carries, and the read is
 live only if every digit is below its live count. Digits the mapping lacks are ignored, which is
 how an operand is reused (broadcast) along axes it does not carry.

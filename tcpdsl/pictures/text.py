@@ -39,7 +39,7 @@ def slot_table(mapping: Mapping) -> str:
     """The normalized slots, innermost first: cumulative stride, extent, live count, term, padding.
 
     A position decodes outermost slot first; digit values at or past the live count are padding
-    of the slot's kind (engine §1.8).
+    of the slot's kind (docs/mapping-language.md §1.8).
     """
     rows = [("slot", "stride", "extent", "live", "term", "padding")]
     slots = as_mapping(mapping, "slot_table").slots()

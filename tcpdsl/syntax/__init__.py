@@ -1,4 +1,4 @@
-"""The mapping-expression language: tokens, lexer, syntax tree and parser (engine §1.3).
+"""The mapping-expression language: tokens, lexer, syntax tree and parser (docs/mapping-language.md §1.3).
 
 This layer knows nothing about sizes; :mod:`tcpdsl.algebra.build` turns trees into mappings.
 """

@@ -1,4 +1,4 @@
-"""Turn mapping-expression text into tokens (engine §1.3, "Lexer")."""
+"""Turn mapping-expression text into tokens (docs/mapping-language.md §1.3, "Tokens")."""
 
 from __future__ import annotations
 

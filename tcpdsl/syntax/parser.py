@@ -1,4 +1,4 @@
-"""Recursive-descent parser for the ``m![...]`` grammar (engine §1.3).
+"""Recursive-descent parser for the ``m![...]`` grammar (docs/mapping-language.md §1.3).
 
 ``Mapping0 := Mapping1 ("," Mapping1)* [","]`` folds to the right, ``Mapping1`` is an atom followed
 by any number of postfix operators (one left-associative level), and an atom is a name, a

@@ -1,4 +1,4 @@
-"""Tokens of the mapping-expression language (engine §1.3)."""
+"""Tokens of the mapping-expression language (docs/mapping-language.md §1.3)."""
 
 from __future__ import annotations
 

@@ -267,7 +267,7 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
 
 
 def widen(array: npt.ArrayLike, frm: ScalarLike) -> Array:
-    """Widen values stored as ``frm`` to the accumulator (engine §3.2), as int32 or float32.
+    """Widen values stored as ``frm`` to the accumulator (docs/runtime.md §3.2), as int32 or float32.
 
     Integers sign-extend the low ``value_bits`` of the stored value; bf16 flushes subnormals and
     canonicalises NaN; f8 widens exactly.

@@ -1,4 +1,4 @@
-"""Hardware constants of the contraction engine (engine specification §2.1)."""
+"""Hardware constants of the contraction engine (docs/stage-rules.md §2.1)."""
 
 from __future__ import annotations
 

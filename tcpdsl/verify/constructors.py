@@ -1,4 +1,4 @@
-"""Constructor constraints of the pipeline tensors (engine specification §2.2).
+"""Constructor constraints of the pipeline tensors (docs/stage-rules.md §2.2).
 
 In the reference these are compile-time asserts, so they run before any stage verifier. Each
 raises ``LayoutError`` whose ``stage`` is the tensor class name. Chip is never constrained and

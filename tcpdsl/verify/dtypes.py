@@ -1,4 +1,4 @@
-"""Dtype tables of the contraction engine (engine specification §2.1 and §3.2), by dtype name."""
+"""Dtype tables of the contraction engine (docs/stage-rules.md §2.1 and docs/runtime.md §3.2), by dtype name."""
 
 from __future__ import annotations
 

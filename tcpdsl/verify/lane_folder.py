@@ -1,4 +1,4 @@
-"""``contract_lane``: the Lane Folder and the accumulator capacity (engine specification §2.7)."""
+"""``contract_lane``: the Lane Folder and the accumulator capacity (docs/stage-rules.md §2.7)."""
 
 from __future__ import annotations
 

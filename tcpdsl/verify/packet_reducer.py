@@ -1,4 +1,4 @@
-"""``contract_packet``: the Packet Reducer (engine specification §2.5)."""
+"""``contract_packet``: the Packet Reducer (docs/stage-rules.md §2.5)."""
 
 from __future__ import annotations
 

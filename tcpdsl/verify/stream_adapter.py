@@ -1,4 +1,4 @@
-"""``contract_outer``, streaming side: the Stream Adapter (engine specification §2.3)."""
+"""``contract_outer``, streaming side: the Stream Adapter (docs/stage-rules.md §2.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``contract_time``: the Time Reducer (engine specification §2.6)."""
+"""``contract_time``: the Time Reducer (docs/stage-rules.md §2.6)."""
 
 from __future__ import annotations
 

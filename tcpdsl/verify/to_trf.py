@@ -1,4 +1,4 @@
-"""``to_trf``: loading a collect stream into the tensor register file (engine specification §2.4, config_to_trf)."""
+"""``to_trf``: loading a collect stream into the tensor register file (docs/stage-rules.md §2.4)."""
 
 from __future__ import annotations
 

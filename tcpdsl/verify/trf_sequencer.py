@@ -1,4 +1,4 @@
-"""``contract_outer``, weight side: the TRF Sequencer (engine specification §2.4).
+"""``contract_outer``, weight side: the TRF Sequencer (docs/stage-rules.md §2.4).
 
 The reference leaves this verifier as a TODO; tcpdsl enforces the documented rules. Each cycle
 one read of ``ReadSize`` contiguous Element cells fills the innermost OutPacket cells and is
