@@ -1,5 +1,9 @@
-"""The documentation stays true to the code: every stage rule the verifiers raise is documented
-in docs/stage-rules.md under its name, with the fixed parts of its message word for word."""
+"""The documentation stays true to the code.
+
+* Every stage rule the verifiers raise is documented in docs/stage-rules.md under its name, with the
+  fixed parts of its message word for word.
+* Code and docs cite only the project's own docs/, and every cited section exists.
+"""
 
 from __future__ import annotations
 
@@ -100,3 +104,80 @@ def test_documented_rules_exist() -> None:
     patterns = [r.rule for r in RAISED if not isinstance(r.rule, str)]
     stale = {n for n in DOCUMENTED if n not in names and not any(p.fullmatch(n) for p in patterns)}
     assert stale == set()
+
+
+# -- citations ----------------------------------------------------------------------------------
+
+# What code and docs may cite: the project's own docs, never an outside specification.
+CITED_FROM = [ROOT / "tcpdsl", ROOT / "tests", ROOT / "benchmarks", ROOT / "examples", ROOT / "stubs", DOCS]
+SUFFIXES = {".py", ".pyi", ".md"}
+OUTSIDE = re.compile(r"engine ?§|engine spec|engine\.md|mx-ascend|tooling-notes|api\.md|/shared\b", re.IGNORECASE)
+DOC_NAME = re.compile(r"docs/([\w-]+\.md)")
+SECTION = re.compile(r"§(\d+(?:\.\d+)*)(?:\s*-\s*§?(\d+(?:\.\d+)*))?")
+HEADING = re.compile(r"^#{1,6}\s+(\d+(?:\.\d+)*)\.?\s", re.MULTILINE)
+
+
+def _citing_files() -> list[Path]:
+    files = [p for base in CITED_FROM for p in base.rglob("*") if p.suffix in SUFFIXES and p.is_file()]
+    files.append(ROOT / "README.md")
+    return sorted(p for p in files if p != Path(__file__).resolve())
+
+
+def _sections(doc: str) -> set[str]:
+    path = DOCS / doc
+    return set(HEADING.findall(path.read_text(encoding="utf-8"))) if path.exists() else set()
+
+
+# A section binds to a docs/ file named just before it: either directly, or through a list of
+# sections that follows the name ("docs/runtime.md §3.4, §3.5"), within one sentence. Otherwise, in
+# a document it is the document's own section, and in code a section of the last docs/ file named.
+NEAR = 40
+SENTENCE_END = re.compile(r"\.\s|\n\s*\n")
+
+
+def citations(path: Path) -> list[tuple[int, str, str]]:
+    """``(line, doc, section)`` for every ``§`` in ``path`` (doc ``""``: none named before it)."""
+    text = path.read_text(encoding="utf-8")
+    own = path.name if path.parent == DOCS else ""
+    tokens = sorted([(m.start(), m.end(), m.group(1), None) for m in DOC_NAME.finditer(text)]
+                    + [(m.start(), m.end(), None, m) for m in SECTION.finditer(text)], key=lambda t: t[0])
+    out: list[tuple[int, str, str]] = []
+    doc, since, last = "", 0, ""
+    for start, end, name, match in tokens:
+        if name is not None:
+            doc, since, last = name, end, name
+            continue
+        assert match is not None
+        gap = text[since:start]
+        bound = doc if doc and len(gap) <= NEAR and not SENTENCE_END.search(gap) else ""
+        doc, since = (bound, end) if bound else ("", end)
+        line = text.count("\n", 0, start) + 1
+        out += [(line, bound or own or last, s) for s in match.groups() if s is not None]
+    return out
+
+
+CITING = _citing_files()
+
+
+def test_citations_are_scanned() -> None:
+    assert sum(len(citations(p)) for p in CITING) >= 40
+
+
+@pytest.mark.parametrize("path", CITING, ids=[str(p.relative_to(ROOT)) for p in CITING])
+def test_no_outside_specification_is_cited(path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    found = [(text.count("\n", 0, m.start()) + 1, m.group(0)) for m in OUTSIDE.finditer(text)]
+    assert not found, f"{path.relative_to(ROOT)} cites outside texts {found}: cite the docs/ file instead"
+
+
+@pytest.mark.parametrize("path", CITING, ids=[str(p.relative_to(ROOT)) for p in CITING])
+def test_every_cited_section_exists(path: Path) -> None:
+    missing = []
+    for line, doc, section in citations(path):
+        if not doc:
+            missing.append(f"line {line}: §{section} names no docs/ file")
+        elif not (DOCS / doc).exists():
+            missing.append(f"line {line}: docs/{doc} does not exist")
+        elif section not in _sections(doc):
+            missing.append(f"line {line}: docs/{doc} has no section {section}")
+    assert not missing, f"{path.relative_to(ROOT)}: " + "; ".join(missing)
