@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tcpdsl.errors import MappingSyntaxError
-from tcpdsl.syntax import Fill, Kind, parse_expression, tokenize
+from tcpdsl.syntax import Kind, PaddingKind, parse_expression, tokenize
 from tcpdsl.syntax import tree
 
 
@@ -41,9 +41,9 @@ def test_tokens_of_every_kind() -> None:
 
 @pytest.mark.parametrize(
     ("text", "fill"),
-    [("#{*}", Fill.TOP), ("#{0}", Fill.ZERO), ("#{!}", Fill.BOTTOM), ("# {0}", Fill.ZERO), ("#  { ! }", Fill.BOTTOM)],
+    [("#{*}", PaddingKind.TOP), ("#{0}", PaddingKind.ZERO), ("#{!}", PaddingKind.BOTTOM), ("# {0}", PaddingKind.ZERO), ("#  { ! }", PaddingKind.BOTTOM)],
 )
-def test_hash_fill_ignores_whitespace(text: str, fill: Fill) -> None:
+def test_hash_fill_ignores_whitespace(text: str, fill: PaddingKind) -> None:
     (token, end) = tokenize(text)
     assert token.kind is Kind.HASH_FILL and token.fill is fill and token.pos == 0
     assert end.kind is Kind.END
@@ -51,7 +51,7 @@ def test_hash_fill_ignores_whitespace(text: str, fill: Fill) -> None:
 
 def test_hash_before_other_brace_is_plain_hash_and_escape() -> None:
     hash_token, escape, _ = tokenize("# { Size }")
-    assert hash_token.kind is Kind.HASH and hash_token.fill is Fill.TOP
+    assert hash_token.kind is Kind.HASH and hash_token.fill is PaddingKind.TOP
     assert escape.kind is Kind.ESCAPE and escape.name == "Size" and escape.pos == 2
 
 

@@ -14,13 +14,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
-from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import tree
-from tcpdsl.syntax.tokens import Fill
 
-_KINDS: Final = {Fill.TOP: PaddingKind.TOP, Fill.ZERO: PaddingKind.ZERO, Fill.BOTTOM: PaddingKind.BOTTOM}
 # Listing divisors in a hint costs O(sqrt(size)); skip the list for absurd sizes.
 _MAX_DIVISOR_SEARCH: Final = 10**8
 
@@ -193,7 +190,7 @@ class _Builder:
                     f"a resize keeps a prefix; to extend with padding write {operand} # {n}",
                 )
             return Resize(inner, n)
-        kind = _KINDS[expr.fill]
+        kind = expr.fill
         if n < size:
             hint = f"a padding extends; to keep the first {n} cells write {operand} = {n}" if n > 0 else "pad to at least the size"
             raise self.fail("PaddingShrinks", f"padding to {n} is smaller than size {size} of {operand}", hint)

@@ -1,25 +1,12 @@
-"""What a position of a mapping holds: a live logical index, padding, or nothing."""
+"""What a position of a mapping holds: a live logical index, padding, or nothing (docs/mapping-language.md §1.5)."""
 
 from __future__ import annotations
 
-import enum
 from typing import Final, Union
 
+from tcpdsl.syntax.tokens import PaddingKind
 
-class PaddingKind(enum.IntEnum):
-    """Padding kinds, ordered ``BOTTOM < ZERO < TOP`` as in the reference."""
-
-    BOTTOM = 0  # inaccessible: reading or writing it is undefined
-    ZERO = 1  # accessible and known to hold zero
-    TOP = 2  # accessible, arbitrary values (the default ``#``)
-
-    @property
-    def marker(self) -> str:
-        """The operator that writes this kind: ``#``, ``#{0}`` or ``#{!}``."""
-        return _MARKERS[self]
-
-
-_MARKERS: Final = {PaddingKind.TOP: "#", PaddingKind.ZERO: "#{0}", PaddingKind.BOTTOM: "#{!}"}
+__all__ = ["OUT_OF_BOUNDS", "Cell", "Index", "OutOfBounds", "Pad", "PaddingKind"]
 
 
 class Index:

@@ -5,7 +5,7 @@ This layer knows nothing about sizes; :mod:`tcpdsl.algebra.build` turns trees in
 
 from tcpdsl.syntax.lexer import is_axis_name, is_escape_name, tokenize
 from tcpdsl.syntax.parser import parse_expression
-from tcpdsl.syntax.tokens import Fill, Kind, Token
+from tcpdsl.syntax.tokens import Kind, PaddingKind, Token
 from tcpdsl.syntax.tree import Expr, Op, Parsed
 
-__all__ = ["Expr", "Fill", "Kind", "Op", "Parsed", "Token", "is_axis_name", "is_escape_name", "parse_expression", "tokenize"]
+__all__ = ["Expr", "Kind", "Op", "PaddingKind", "Parsed", "Token", "is_axis_name", "is_escape_name", "parse_expression", "tokenize"]

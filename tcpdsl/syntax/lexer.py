@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tcpdsl.errors import MappingSyntaxError
-from tcpdsl.syntax.tokens import Fill, Kind, Token
+from tcpdsl.syntax.tokens import Kind, PaddingKind, Token
 
 _WHITESPACE: Final = frozenset(" \t\r\n\f\v")
 _UPPER: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
@@ -13,7 +13,7 @@ _LETTERS: Final = _UPPER | frozenset("abcdefghijklmnopqrstuvwxyz")
 _DIGITS: Final = frozenset("0123456789")
 _WORD: Final = _LETTERS | _DIGITS | {"_"}
 _SINGLE: Final = {"/": Kind.SLASH, "%": Kind.PERCENT, "=": Kind.EQ, ",": Kind.COMMA, ":": Kind.COLON}
-_FILLS: Final = {fill.value: fill for fill in Fill}
+_FILLS: Final = {"*": PaddingKind.TOP, "0": PaddingKind.ZERO, "!": PaddingKind.BOTTOM}
 # Sizes beyond this are certainly mistakes; the cap also keeps int() away from huge digit strings.
 MAX_DIGITS: Final = 18
 

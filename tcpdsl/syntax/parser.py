@@ -13,7 +13,7 @@ from typing import Final
 from tcpdsl.errors import MappingSyntaxError
 from tcpdsl.syntax import tree
 from tcpdsl.syntax.lexer import is_axis_name, tokenize
-from tcpdsl.syntax.tokens import Fill, Kind, Token
+from tcpdsl.syntax.tokens import Kind, PaddingKind, Token
 
 # Bounds that keep every later recursive walk of the tree far from Python's recursion limit.
 MAX_NESTING: Final = 64
@@ -90,7 +90,7 @@ class _Parser:
         while True:
             token = self.peek()
             if token.kind in _POSTFIX:
-                op, fill = _POSTFIX[token.kind], Fill.TOP
+                op, fill = _POSTFIX[token.kind], PaddingKind.TOP
             elif token.kind in (Kind.HASH, Kind.HASH_FILL):
                 op, fill = tree.Op.PAD, token.fill
             else:

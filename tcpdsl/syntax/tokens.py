@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 
-class Fill(enum.Enum):
-    """The padding marker written after ``#``: plain ``#``/``#{*}`` is TOP, ``#{0}`` ZERO, ``#{!}`` BOTTOM."""
+class PaddingKind(enum.IntEnum):
+    """What the padding cells of ``E # p`` hold, ordered ``BOTTOM < ZERO < TOP`` as in the reference.
 
-    TOP = "*"
-    ZERO = "0"
-    BOTTOM = "!"
+    The marker after ``#`` writes it: plain ``#`` or ``#{*}`` is TOP, ``#{0}`` ZERO, ``#{!}`` BOTTOM.
+    """
+
+    BOTTOM = 0  # inaccessible: reading or writing it is undefined
+    ZERO = 1  # accessible and known to hold zero
+    TOP = 2  # accessible, arbitrary values (the default ``#``)
 
     @property
     def marker(self) -> str:
-        return "#" if self is Fill.TOP else "#{" + self.value + "}"
+        """The operator that writes this kind: ``#``, ``#{0}`` or ``#{!}``."""
+        return _MARKERS[self]
+
+
+_MARKERS: Final = {PaddingKind.TOP: "#", PaddingKind.ZERO: "#{0}", PaddingKind.BOTTOM: "#{!}"}
 
 
 class Kind(enum.Enum):
@@ -47,7 +55,7 @@ class Token:
     text: str
     value: int = 0
     name: str = ""
-    fill: Fill = Fill.TOP
+    fill: PaddingKind = PaddingKind.TOP
 
     def describe(self) -> str:
         return "end of expression" if self.kind is Kind.END else repr(self.text)

@@ -10,7 +10,7 @@ import enum
 from dataclasses import dataclass
 from typing import Union
 
-from tcpdsl.syntax.tokens import Fill
+from tcpdsl.syntax.tokens import PaddingKind
 
 
 class Op(enum.Enum):
@@ -101,7 +101,7 @@ class Postfix:
     op: Op
     inner: Expr
     number: Number
-    fill: Fill
+    fill: PaddingKind
     pos: int
 
     def render(self) -> str:
