@@ -14,10 +14,7 @@ import statistics
 import time
 from collections.abc import Callable
 
-from tcpdsl.algebra import scope
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import clear_caches, normalize
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, clear_caches, normalize, parse, scope
 from tcpdsl.syntax.parser import parse_expression
 
 # Axes of the time and lane unit tests (docs/stage-rules.md §2.5-§2.7).

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, Protocol
 
-from tcpdsl.algebra.cells import Index
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Index, Mapping
 from tcpdsl.verify.constants import (
     ACCUMULATOR_CAPACITY_ELEMENTS,
     BITS_PER_BYTE,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tcpdsl.algebra.scope import axis
+from tcpdsl.algebra import axis
 
 # The package facade's ``m``: ``typing.Literal`` to checkers, the run-time parser otherwise.
 if TYPE_CHECKING:
     from typing import Literal as m
 else:
-    from tcpdsl.algebra.scope import m
+    from tcpdsl.algebra import m
 
 A = axis("A", 32)
 B = axis("B", 64)

@@ -7,11 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, StructKey, held, logical_terms, parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.algebra.slots import StructKey
-from tcpdsl.algebra.terms import held, logical_terms
 from tcpdsl.evaluate.fold_plan import plan_fold
 from tcpdsl.evaluate.folded import lines_up
 from tcpdsl.evaluate.fused import fold, fold_digits, fold_generic

@@ -11,8 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpdsl.algebra.cells import Pad, PaddingKind
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Pad, PaddingKind, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.mx import LayoutMapping, apply_mapping, nn_layout, nn_mapping, zn_layout, zn_mapping, zz_layout, zz_mapping
 

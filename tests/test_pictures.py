@@ -7,9 +7,7 @@ import xml.etree.ElementTree as ET
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpdsl.algebra.cells import Index, Pad, PaddingKind
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Index, Mapping, Pad, PaddingKind, parse
 from tcpdsl.pictures import axis_color, cell_table, slot_table, svg, tensor_svg
 from tcpdsl.pictures.drawing import PAD_FILL, PALETTE
 

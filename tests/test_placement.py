@@ -9,9 +9,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-from tcpdsl.algebra.cells import Index, Pad, PaddingKind
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Index, Mapping, Pad, PaddingKind, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.placement import CACHED_CELLS, LIVE, plan, to_logical, to_physical, to_physical_rows
 

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m, mx, pictures
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.cli.main import main as cli_main
 from tcpdsl.errors import StageError, TcpError
 from tcpdsl.pictures.text import cell_table, slot_table

@@ -11,9 +11,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scope_sample_module as sample
-from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
-from tcpdsl.algebra.scope import Axis, axis, m, parse
+from tcpdsl.algebra import (
+    Axis,
+    Broadcast,
+    Mapping,
+    Modulo,
+    Padding,
+    PaddingKind,
+    Pair,
+    Resize,
+    Stride,
+    Symbol,
+    axis,
+    m,
+    parse,
+)
 from tcpdsl.errors import LayoutError, MappingSyntaxError, TcpError
 
 if TYPE_CHECKING:

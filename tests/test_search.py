@@ -11,8 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import PaddingKind, parse
 from tcpdsl.planner import Plan, engine
 from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.planner.progress import Progress

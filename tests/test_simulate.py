@@ -15,9 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.scope import parse
-from tcpdsl.algebra.terms import logical_terms
+from tcpdsl.algebra import Mapping, logical_terms, pairs, parse
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate import trace
 from tcpdsl.evaluate.fused import FusedEvaluator

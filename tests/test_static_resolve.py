@@ -17,8 +17,7 @@ from mypy.nodes import GDEF, Block, ClassDef, ImportFrom, MypyFile, SymbolTable,
 from mypy.nodes import Var
 from mypy.types import Instance, LiteralType
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import axis, parse
+from tcpdsl.algebra import Mapping, axis, parse
 from tcpdsl.errors import TcpError
 from tcpdsl.static.names import AXIS_CLASS
 from tcpdsl.static.resolve import Env, NotReady, build, names_in

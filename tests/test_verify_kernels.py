@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import (
     LaneMode,

@@ -6,8 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify import (
     LaneMode,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import read_size, verify_contract_outer, verify_contract_packet, verify_contract_time
 

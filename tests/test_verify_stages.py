@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import LaneMode, verify_contract_lane, verify_contract_packet, verify_contract_time
 

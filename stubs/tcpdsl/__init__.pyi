@@ -6,15 +6,15 @@ from typing import Literal as m
 from typing import TypeAlias
 
 import tcpdsl.mx as mx
-from tcpdsl.algebra.cells import OUT_OF_BOUNDS as OUT_OF_BOUNDS
-from tcpdsl.algebra.cells import Index as Index
-from tcpdsl.algebra.cells import Pad as Pad
-from tcpdsl.algebra.cells import PaddingKind as PaddingKind
-from tcpdsl.algebra.nodes import Mapping as Mapping
-from tcpdsl.algebra.ops import DivideTerm
-from tcpdsl.algebra.scope import Axis as Axis
-from tcpdsl.algebra.scope import axis as axis
-from tcpdsl.algebra.scope import parse as parse
+from tcpdsl.algebra import OUT_OF_BOUNDS as OUT_OF_BOUNDS
+from tcpdsl.algebra import Axis as Axis
+from tcpdsl.algebra import DivideTerm
+from tcpdsl.algebra import Index as Index
+from tcpdsl.algebra import Mapping as Mapping
+from tcpdsl.algebra import Pad as Pad
+from tcpdsl.algebra import PaddingKind as PaddingKind
+from tcpdsl.algebra import axis as axis
+from tcpdsl.algebra import parse as parse
 from tcpdsl.cli.run import try_kernel as try_kernel
 from tcpdsl.errors import DtypeError as DtypeError
 from tcpdsl.errors import LayoutError as LayoutError

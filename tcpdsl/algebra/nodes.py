@@ -1,19 +1,22 @@
-"""The mapping AST: seven immutable node kinds, their sizes and their display.
+"""The mapping AST: seven immutable node kinds, their sizes and their display (docs/mapping-language.md §1.2).
 
 Nodes are built exactly as written (no simplification). ``key`` is the structural identity
-used for caching; ``==`` and ``hash`` compare *normalized* forms, the equality the verifiers use.
+used for caching; ``==`` and ``hash`` compare canonical forms, the equality the verifiers use.
+
+What a mapping means (its cells, its canonical form) is computed by
+:mod:`tcpdsl.algebra.operations`, which builds on these nodes; the node methods reach it through
+:func:`_operations`, the algebra's one late-bound import.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from functools import cache
+from typing import Final, Protocol
 
 from tcpdsl.algebra.cells import Cell, PaddingKind
+from tcpdsl.algebra.slots import Slots
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax.lexer import MAX_DIGITS
-
-if TYPE_CHECKING:
-    from tcpdsl.algebra.ops import Slot
 
 Key = tuple[object, ...]
 MAPPING_STAGE: Final = "mapping"
@@ -86,10 +89,8 @@ class Mapping:
         return _strip_outer(self.display())
 
     def __str__(self) -> str:
-        """Canonical text: the normalized form, which parses back to an equal mapping."""
-        from tcpdsl.algebra.render import canonical_text
-
-        return canonical_text(self)
+        """Canonical text: the canonical form, which parses back to an equal mapping with the same cells."""
+        return self.normalize().text
 
     def __repr__(self) -> str:
         return f'm["{self.text}"]'
@@ -112,42 +113,30 @@ class Mapping:
     def is_identity(self) -> bool:
         return isinstance(self, Broadcast) and self.n == 1
 
-    # -- semantics (implemented in sibling modules; imported late to keep this module a leaf)
+    # -- meaning: cells and the canonical form -----------------------------------------------
     def cell(self, i: int) -> Cell:
-        """The cell at position ``i`` under the position-additive semantics (docs/mapping-language.md §1.7)."""
-        from tcpdsl.algebra.ideal import evaluate
-
-        return evaluate(self, as_int(i, "position", "cell"))
+        """The cell at position ``i`` (docs/mapping-language.md §1.7)."""
+        return _operations().cell_at(self, as_int(i, "position", "cell"))
 
     def normalize(self) -> Mapping:
-        """The canonical slot form (docs/mapping-language.md §1.8), rendered back as a mapping."""
-        from tcpdsl.algebra.ops import normalize
+        """The canonical form (docs/mapping-language.md §1.8), as a mapping."""
+        return _operations().normalize(self)
 
-        return normalize(self)
-
-    def slots(self) -> tuple[Slot, ...]:
-        """The normalized slots, innermost first."""
-        from tcpdsl.algebra.ops import slots_of
-
-        return slots_of(self)
+    def slots(self) -> Slots:
+        """The canonical slots, innermost first."""
+        return _operations().slots_of(self)
 
     def split_at(self, n: int) -> tuple[Mapping, Mapping]:
         """``(outer, inner)``: ``inner`` keeps the first ``n`` cells, ``outer`` strides past them."""
-        from tcpdsl.algebra.ops import split_at
-
-        return split_at(self, n)
+        return _operations().split_at(self, n)
 
     def remove_padding(self) -> Mapping:
-        from tcpdsl.algebra.ops import remove_padding
-
-        return remove_padding(self)
+        return _operations().remove_padding(self)
 
     def padding_per_stride(self) -> dict[int, int]:
-        from tcpdsl.algebra.ops import padding_per_stride
+        return _operations().padding_per_stride(self)
 
-        return padding_per_stride(self)
-
-    # -- value-level constructors (docs/mapping-language.md §1.2): no-ops where trivial, strict otherwise ---
+    # -- value-level constructors (docs/mapping-language.md §1.2): no-ops where trivial, strict otherwise -------
     def pair(self, inner: Mapping) -> Mapping:
         inner = as_mapping(inner, "pair")
         if self.is_identity:
@@ -328,3 +317,46 @@ def _collect_sizes(node: Mapping, out: dict[str, int]) -> None:
         out[node.name] = node.n
     for child in children(node):
         _collect_sizes(child, out)
+
+
+class StructKey:
+    """Hashes a node by its precomputed structural hash and compares structure, never canonical forms."""
+
+    __slots__ = ("node", "_hash")
+
+    def __init__(self, node: Mapping) -> None:
+        self.node = node
+        self._hash = node._hash
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, StructKey) and (self.node is other.node or self.node.key == other.node.key)
+
+    def __repr__(self) -> str:
+        return f"StructKey({self.node.text})"
+
+
+class _Operations(Protocol):
+    """What the node methods need of :mod:`tcpdsl.algebra.operations`."""
+
+    def cell_at(self, m: Mapping, i: int) -> Cell: ...
+
+    def normalize(self, m: Mapping) -> Mapping: ...
+
+    def slots_of(self, m: Mapping) -> Slots: ...
+
+    def split_at(self, m: Mapping, n: int) -> tuple[Mapping, Mapping]: ...
+
+    def remove_padding(self, m: Mapping) -> Mapping: ...
+
+    def padding_per_stride(self, m: Mapping) -> dict[int, int]: ...
+
+
+@cache
+def _operations() -> _Operations:
+    # The seam: operations imports this module, so it is looked up on first use.
+    from tcpdsl.algebra import operations
+
+    return operations

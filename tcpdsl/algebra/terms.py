@@ -8,8 +8,8 @@ A :class:`Term` is one digit of one axis: it spells the coordinates ``index * st
 a mapping in digit form make its live coordinates a product over axes, and per axis a product of
 digit ranges: so the terms come from the slots alone, in time linear in the number of slots,
 whatever the number of cells. An axis whose live coordinates are no product of digits (digits
-that overlap, a ragged digit whose padding cuts across two terms, a composite slot) is listed as
-*irregular* instead. Tensors use this to check that a layout holds exactly what a logical tensor
+that overlap, digits shared with a padded operand whose padding cuts across two terms, a composite
+slot) is listed as *irregular* instead. Tensors use this to check that a layout holds exactly what a logical tensor
 holds, and to shape the logical view of a stage result.
 """
 
@@ -18,9 +18,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tcpdsl.algebra.nodes import Mapping, Pair, Symbol
+from tcpdsl.algebra.canonical import slots_of
+from tcpdsl.algebra.nodes import Mapping, Pair, StructKey, Symbol
 from tcpdsl.algebra.render import render_slot
-from tcpdsl.algebra.slots import Composite, Digit, Rag, Slot, Slots, StructKey, norm
+from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, slot_strides
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +124,7 @@ def held(mapping: Mapping) -> Held:
 def _held_cached(key: StructKey) -> Held:
     mapping = key.node
     sizes = mapping.axis_sizes()
-    slots = norm(mapping)
+    slots = slots_of(mapping)
     digits: dict[str, list[Digit]] = {}
     hidden: set[str] = set()
     for slot in slots:
@@ -131,7 +132,7 @@ def _held_cached(key: StructKey) -> Held:
         if isinstance(live, Digit):
             digits.setdefault(live.sym, []).append(live)
         elif isinstance(live, Composite):
-            hidden |= _axes_of(live.inner)
+            hidden |= _axes_of(live.operand.slots)
     terms: list[Term] = []
     irregular: list[str] = []
     for axis in mapping.axes:
@@ -141,7 +142,7 @@ def _held_cached(key: StructKey) -> Held:
         if sizes[axis] == 1:
             terms.append(Term(axis, 1, 1, 1))
             continue
-        found = _axis_terms(axis, sizes[axis], digits.get(axis, []))
+        found = _axis_terms(axis, sizes[axis], digits.get(axis, []), shared_limits(slots, axis))
         if found is None:
             irregular.append(axis)
         else:
@@ -187,18 +188,40 @@ def _axes_of(slots: Slots) -> set[str]:
         if isinstance(live, Digit):
             out.add(live.sym)
         elif isinstance(live, Composite):
-            out |= _axes_of(live.inner)
+            out |= _axes_of(live.operand.slots)
     return out
 
 
-def _axis_terms(axis: str, n: int, digits: list[Digit]) -> tuple[Term, ...] | None:
+def shared_limits(slots: Slots, axis: str) -> list[tuple[int, int, list[Digit]]]:
+    """For each padded operand digit of ``axis`` that digits of ``slots`` are shared with: its
+    stride, its live count, and those digits. Their values, added up in units of the stride, read
+    as padding once they reach the live count (docs/mapping-language.md §1.8)."""
+    found: dict[tuple[Operand, int], list[Digit]] = {}
+    for slot in slots:
+        live = slot.live
+        if slot.shared is None or not isinstance(live, Digit) or live.sym != axis:
+            continue
+        operand, position = slot.shared.operand, slot.shared.stride
+        for index, (below, part) in enumerate(zip(slot_strides(operand.slots), operand.slots)):
+            if below <= position < below * part.extent and isinstance(part.live, Digit) and part.padded:
+                found.setdefault((operand, index), []).append(live)
+    out: list[tuple[int, int, list[Digit]]] = []
+    for (operand, index), pool in found.items():
+        digit = operand.slots[index].live
+        assert isinstance(digit, Digit)
+        out.append((digit.stride, digit.count, pool))
+    return out
+
+
+def _axis_terms(axis: str, n: int, digits: list[Digit],
+                limits: list[tuple[int, int, list[Digit]]]) -> tuple[Term, ...] | None:
     """The terms of one axis's digits, or None when its live coordinates are no product of terms."""
     merged = runs([Term(axis, n, d.stride, d.count) for d in digits])
     if merged is None:
         return None
     found = list(merged)
-    for rag in {d.rag for d in digits if d.rag is not None}:
-        limited = _apply_rag(found, digits, rag)
+    for base, limit, pool in limits:
+        limited = _apply_limit(found, digits, pool, base, limit)
         if limited is None:
             return None
         found = limited
@@ -211,15 +234,15 @@ def _axis_terms(axis: str, n: int, digits: list[Digit]) -> tuple[Term, ...] | No
     return tuple(t for t in found if t.count > 1)
 
 
-def _apply_rag(found: list[Term], digits: list[Digit], rag: Rag) -> list[Term] | None:
-    """``found`` with the padding of ``rag`` taken out, or None when it is no cut of one term.
+def _apply_limit(found: list[Term], digits: list[Digit], pool: list[Digit], base: int,
+                 limit: int) -> list[Term] | None:
+    """``found`` with the padding of a shared operand digit taken out, or None when it is no cut of one term.
 
-    The digits a rag pools (docs/mapping-language.md §1.8) read as padding once their value, in
-    units of the rag's base, reaches its limit. When they are the top digits of one term, that
-    keeps a prefix of the term's values.
+    The digits ``pool`` cut from that operand digit (docs/mapping-language.md §1.8) read as padding
+    once their value, in units of its stride ``base``, reaches its live count ``limit``. When they
+    are the top digits of one term, that keeps a prefix of the term's values.
     """
-    pool = [d for d in digits if rag.base <= d.stride < rag.base * rag.limit and d.stride % rag.base == 0]
-    if sum((d.count - 1) * (d.stride // rag.base) for d in pool) < rag.limit:
+    if sum((d.count - 1) * (d.stride // base) for d in pool) < limit:
         return found  # the limit is never reached
     owners = {i for i, t in enumerate(found) for d in pool if t.stride <= d.stride < t.top}
     if len(owners) != 1:
@@ -228,9 +251,9 @@ def _apply_rag(found: list[Term], digits: list[Digit], rag: Rag) -> list[Term] |
     term = found[index]
     low = min(d.stride for d in pool)
     above = [d for d in digits if low <= d.stride < term.top]
-    if low % term.stride or any(d not in pool for d in above):
+    if low % term.stride or any(all(d is not p for p in pool) for d in above):
         return None
-    keep = low // term.stride * -(-rag.limit * rag.base // low)
+    keep = low // term.stride * -(-limit * base // low)
     out = list(found)
     out[index] = Term(term.axis, term.n, term.stride, min(term.count, keep))
     return out
@@ -244,14 +267,14 @@ def term_of(part: Mapping) -> Term:
     """The one digit ``part`` spells (``B / 2``, ``Wp % 8192``), or :class:`NotATerm`."""
     if isinstance(part, Symbol) and part.n == 1:
         return Term(part.name, 1, 1, 1)
-    slots = norm(part)
+    slots = slots_of(part)
     if len(slots) != 1:
         raise NotATerm(part.text)
     slot = slots[0]
     live = slot.live
     if not isinstance(live, Digit) or slot.padded:
         raise NotATerm(part.text)
-    found = _axis_terms(live.sym, live.n, [live])
+    found = _axis_terms(live.sym, live.n, [live], [])
     if found is None or len(found) != 1 or found[0].count != live.count:
         raise NotATerm(part.text)
     return found[0]

@@ -7,9 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tcpdsl.algebra.cells import Index, Pad
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Index, Mapping, Pad, parse
 from tcpdsl.errors import TcpError
 from tcpdsl.pictures import cell_table, slot_table, svg
 

@@ -26,9 +26,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Bcast
-from tcpdsl.algebra.terms import Term, held
+from tcpdsl.algebra import Bcast, Mapping, Term, held
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.chain import Chain, Operand
 

@@ -15,9 +15,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, slot_strides
+from tcpdsl.algebra import Bcast, Composite, Digit, Mapping, PaddingKind, Slot, slot_strides
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.placement import plan
 
@@ -153,7 +151,7 @@ class DigitChain:
 
 def refine(mappings: list[tuple[Slot, ...]]) -> DigitChain | None:
     """The common refinement of every digit boundary, or None when the digits do not nest
-    (or a slot is composite or ragged), in which case only the generic fold applies."""
+    (or a slot is composite or shared), in which case only the generic fold applies."""
     cuts: dict[str, set[int]] = {}
     for slots in mappings:
         for slot in slots:
@@ -161,7 +159,7 @@ def refine(mappings: list[tuple[Slot, ...]]) -> DigitChain | None:
             if isinstance(live, Composite):
                 return None
             if isinstance(live, Digit):
-                if live.rag is not None:
+                if slot.shared is not None:
                     return None
                 cuts.setdefault(live.sym, {1}).update({live.stride, live.stride * live.count})
     bounds: dict[str, list[int]] = {}

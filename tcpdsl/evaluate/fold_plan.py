@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.slots import Bcast, Digit, StructKey
+from tcpdsl.algebra import Bcast, Digit, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, match_broadcasts, refine
 from tcpdsl.evaluate.folded import Folded

@@ -14,9 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Bcast, Digit
-from tcpdsl.algebra.terms import Term
+from tcpdsl.algebra import Bcast, Digit, Mapping, Term
 from tcpdsl.evaluate.digits import DigitChain
 from tcpdsl.tensors.placement import plan
 
@@ -47,7 +45,7 @@ class Folded:
         for slot in reversed(slots):
             live = slot.live
             if isinstance(live, Digit):
-                if live.rag is not None or live.sym not in self.chain.bounds:
+                if slot.shared is not None or live.sym not in self.chain.bounds:
                     return None
                 span = self.chain.cover(live)
                 if math.prod(self.chain.radix(live.sym, j) for j in span) != live.count:

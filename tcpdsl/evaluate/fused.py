@@ -11,7 +11,7 @@ its chain) is reshaped into those digits and a single ``einsum`` sums the contra
   the operand at digit 0 (the operand is reused);
 * padding is never iterated: chain digits only span live counts.
 
-When the digits do not nest (ragged or composite slots, or one mapping carrying a digit twice) a
+When the digits do not nest (shared or composite slots, or one mapping carrying a digit twice) a
 generic path walks every live pre-reduce cell with restricted reads instead. Floats accumulate in
 f32; integers accumulate exactly and wrap to i32 once, which equals i32 wrap-around arithmetic.
 """
@@ -24,9 +24,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import StructKey, slot_strides
-from tcpdsl.algebra.terms import Term, held, logical_terms
+from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up

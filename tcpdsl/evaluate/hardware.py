@@ -19,8 +19,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.slots import Bcast, Digit, slot_strides
+from tcpdsl.algebra import Bcast, Digit, Mapping, pairs, slot_strides
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
 from tcpdsl.tensors.chain import Chain

@@ -27,8 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.terms import logical_terms
+from tcpdsl.algebra import Mapping, logical_terms, pairs
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.fold_plan import accumulator_dtype
 from tcpdsl.evaluate.hardware import (

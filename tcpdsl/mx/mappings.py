@@ -19,9 +19,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.cells import Index, Pad
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Index, Mapping, Pad, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.mx.layouts import FRACTAL, INDEX_C0, SCALE_K0
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final
 from xml.sax.saxutils import escape, quoteattr
 
-from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
-from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, as_mapping
+from tcpdsl.algebra import Cell, Index, MAPPING_STAGE, Mapping, Pad, PaddingKind, as_mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.pictures.grid import build, cell_label
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from tcpdsl.algebra.cells import Cell, Index, Pad
-from tcpdsl.algebra.nodes import Mapping, as_int, as_mapping
+from tcpdsl.algebra import Cell, Index, Mapping, Pad, as_int, as_mapping
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping, as_mapping
-from tcpdsl.algebra.render import render_slot
-from tcpdsl.algebra.slots import Bcast, Composite, Slot, slot_strides
+from tcpdsl.algebra import Bcast, Composite, Mapping, Slot, as_mapping, render_slot, slot_strides
 from tcpdsl.pictures.grid import Grid, build, cell_label
 
 

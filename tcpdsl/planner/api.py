@@ -6,8 +6,7 @@ import math
 from collections.abc import Mapping as MappingABC
 from typing import Final, Literal
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import parse
+from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Settings, run
 from tcpdsl.planner.failure import no_plan

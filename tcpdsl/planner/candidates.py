@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import product
 from math import prod
 
-from tcpdsl.algebra.cells import PaddingKind
+from tcpdsl.algebra import PaddingKind
 from tcpdsl.planner.grid import Grid
 from tcpdsl.planner.layout import Digit, Layout
 from tcpdsl.planner.problem import Problem, Role

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.cost import KernelCost, estimate
 from tcpdsl.planner.candidates import Candidate
 from tcpdsl.planner.layout import Layout

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import StageError
 from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce

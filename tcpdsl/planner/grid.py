@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from math import prod
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound
 from tcpdsl.planner.layout import Digit, Group, Layout

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import prod
 
-from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import Mapping, Symbol, pairs
+from tcpdsl.algebra import Mapping, PaddingKind, Symbol, pairs
 
 
 @dataclass(frozen=True)

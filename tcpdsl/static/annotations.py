@@ -13,7 +13,7 @@ from mypy.semanal import SemanticAnalyzer
 from mypy.typeanal import TypeAnalyser
 from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, UnboundType
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import TcpError
 from tcpdsl.static.phases import analyser, current_tree, semantic_env
 from tcpdsl.static.report import inside_string, internal, report, unchecked

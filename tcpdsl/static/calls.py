@@ -16,8 +16,7 @@ from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
 from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, get_proper_type
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import axis
+from tcpdsl.algebra import Mapping, axis
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.static.names import AXIS_CLASS
 from tcpdsl.static.operands import Unreadable, dtype_names, family_of, known_grid, operand, pre_reduce_time

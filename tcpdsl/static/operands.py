@@ -14,7 +14,7 @@ from typing import Final
 from mypy.checker import TypeChecker
 from mypy.types import ExtraAttrs, Instance, LiteralType, Type, get_proper_type
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import TcpError
 from tcpdsl.static.names import TENSOR_CLASSES, fullname
 from tcpdsl.static.phases import instance

@@ -41,8 +41,7 @@ from mypy.nodes import (
 )
 from mypy.types import Instance, LiteralType, get_proper_type
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import Axis, axis, parse
+from tcpdsl.algebra import Axis, Mapping, axis, parse
 from tcpdsl.errors import LayoutError, MappingSyntaxError, TcpError
 from tcpdsl.static.bindings import LocalScope
 from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS, FACADE, LITERAL_NAMES

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.pictures import tensor_svg
 from tcpdsl.tensors.logical import Tensor

@@ -13,7 +13,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping, pairs
+from tcpdsl.algebra import Mapping, pairs
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams

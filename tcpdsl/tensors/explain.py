@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpdsl.algebra.nodes import pairs
+from tcpdsl.algebra import pairs
 from tcpdsl.cost import chain_cost, describe
 from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.subscription import Spec

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import Digit
-from tcpdsl.algebra.terms import Held, Term, held, runs, text_of
+from tcpdsl.algebra import Digit, Held, Mapping, Term, held, runs, shared_limits, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.tensors.placement import plan
@@ -104,10 +102,9 @@ def _reaches_all(full: Mapping, axis: str, n: int) -> bool:
               for i, d in enumerate(digits)]
     coord = sum((v * d.stride for v, d in zip(values, digits)), np.zeros((1,) * ndim, dtype=np.int64))
     live = coord < n
-    for rag in {d.rag for d in digits if d.rag is not None}:
-        pooled = [v * (d.stride // rag.base) for v, d in zip(values, digits)
-                  if rag.base <= d.stride < rag.base * rag.limit and d.stride % rag.base == 0]
-        live = live & (sum(pooled, np.zeros((1,) * ndim, dtype=np.int64)) < rag.limit)
+    for base, limit, pool in shared_limits(full.slots(), axis):
+        pooled = [v * (d.stride // base) for v, d in zip(values, digits) if any(d is p for p in pool)]
+        live = live & (sum(pooled, np.zeros((1,) * ndim, dtype=np.int64)) < limit)
     reached = np.broadcast_to(coord, live.shape)[live]
     return bool(np.unique(reached).size == n)
 

@@ -22,8 +22,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.terms import Term, held
+from tcpdsl.algebra import Mapping, Term, held, pairs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext

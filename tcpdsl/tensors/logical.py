@@ -23,8 +23,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.nodes import Mapping, Symbol
-from tcpdsl.algebra.terms import NotATerm, Term, parts_of, runs, term_of, text_of
+from tcpdsl.algebra import Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import is_axis_name
 from tcpdsl.tensors.term_arrays import axes_of, rearrange

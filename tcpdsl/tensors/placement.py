@@ -1,12 +1,13 @@
 """Where each logical element sits in a physical buffer: one vectorised plan per mapping.
 
-A mapping's normalized slots are the digits of a position: the buffer reshaped to one dimension per
+A mapping's canonical slots are the digits of a position: the buffer reshaped to one dimension per
 slot (outermost first) is its *slot grid*. A digit at or past its slot's live count is padding (the
-most major padded slot decides the kind), ragged digits read as padding once their summed value
-reaches the rag limit, and live digits add ``digit * stride`` to their axis. Every rule involves the
-slots of one axis only, so it is computed on those grid dimensions and broadcast: a plan of a large
-mapping costs a few byte-wide passes, and full coordinate arrays are only built when asked for. A
-mapping with a composite slot has no digit form; its plan falls back to ``Mapping.cell``.
+most major padded slot decides the kind), digits shared with an operand read as padding where the
+operand holds padding at their summed position, and live digits add ``digit * stride`` to their
+axis. Every rule involves a few grid dimensions only, so it is computed on those and broadcast: a
+plan of a large mapping costs a few byte-wide passes, and full coordinate arrays are only built
+when asked for. A mapping with a composite slot has no digit form; its plan falls back to
+``Mapping.cell``.
 
 The tensor classes lay logical tensors out and read results back through this module, and the
 evaluators decode positions with it.
@@ -21,10 +22,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.cells import Index, Pad, PaddingKind
-from tcpdsl.algebra.nodes import Mapping, pairs
-from tcpdsl.algebra.slots import Composite, Digit, Slot, StructKey
-from tcpdsl.algebra.terms import Term
+from tcpdsl.algebra import Composite, Digit, Index, Mapping, Operand, Pad, PaddingKind, Slot, StructKey, Term, pairs
 from tcpdsl.errors import LayoutError
 
 Array = npt.NDArray[Any]
@@ -146,39 +144,29 @@ def _plan_from_slots(mapping: Mapping, slots: tuple[Slot, ...]) -> Plan:
     grid = tuple(slot.extent for slot in reversed(slots))
     ndim = len(grid)
     dims = [ndim - 1 - i for i in range(len(slots))]  # grid dimension of each slot (innermost first)
-    kind = np.full(grid, LIVE, dtype=np.int8)
-    # Innermost to outermost, so that a more major padded slot overwrites the kind.
-    for slot, dim in zip(slots, dims, strict=True):
-        if slot.padded:
-            kind[(slice(None),) * dim + (slice(slot.count, None),)] = int(slot.kind)
     sizes = mapping.axis_sizes()
     terms: dict[str, list[tuple[int, IntArray]]] = {name: [] for name in sizes}
     digits = [np.arange(slot.extent, dtype=np.int64) for slot in slots]
-    rags: list[tuple[int, int, Array, PaddingKind]] = []
+    # Padding events as (rank, mask, kind), applied from the least major so that the winner writes
+    # last: a slot's own padding, or for digits shared with an operand, what the operand holds at
+    # their summed position, ranked with its most major digit.
+    events: list[tuple[tuple[int, int], Array, Array | int]] = []
+    shared: dict[Operand, tuple[int, Array]] = {}
     for index, (slot, dim, digit) in enumerate(zip(slots, dims, digits, strict=True)):
         live = slot.live
-        if not isinstance(live, Digit):
-            continue
-        terms.setdefault(live.sym, []).append((dim, digit * live.stride))
-        if live.rag is None:
-            continue
-        rag = live.rag
-        value: Array = np.zeros([1] * ndim, dtype=np.int64)
-        rank = index
-        for other_index, (other, other_dim, other_digit) in enumerate(zip(slots, dims, digits, strict=True)):
-            o = other.live
-            if (isinstance(o, Digit) and o.sym == live.sym and rag.base <= o.stride < rag.base * rag.limit
-                    and o.stride % rag.base == 0):
-                value = value + _along(other_digit * (o.stride // rag.base), other_dim, ndim)
-                rank = max(rank, other_index)
-        rags.append((rank, -index, value >= rag.limit, rag.kind))
-    if rags:
-        # The rag of the most major rank wins (the first listed among equal ranks): apply in
-        # increasing order so that the winner writes last.
-        rag_kind = np.full(grid, LIVE, dtype=np.int8)
-        for _, _, hit, rag_padding in sorted(rags, key=lambda r: (r[0], r[1])):
-            rag_kind = np.where(hit, np.int8(rag_padding), rag_kind)
-        kind = np.where((kind == LIVE) & (rag_kind != LIVE), rag_kind, kind)
+        if isinstance(live, Digit):
+            terms.setdefault(live.sym, []).append((dim, digit * live.stride))
+        if slot.shared is not None:
+            _, position = shared.get(slot.shared.operand, (index, np.zeros([1] * ndim, dtype=np.int64)))
+            shared[slot.shared.operand] = (index, position + _along(digit * slot.shared.stride, dim, ndim))
+        elif slot.padded:
+            events.append(((index, 1), _along(digit >= slot.count, dim, ndim), int(slot.kind)))
+    for operand, (index, position) in shared.items():
+        held = _operand_kinds(operand.slots, position)
+        events.append(((index, 0), held != LIVE, held))
+    kind = np.full(grid, LIVE, dtype=np.int8)
+    for _, hit, padding in sorted(events, key=lambda event: event[0]):
+        kind = np.where(hit, np.int8(padding) if isinstance(padding, int) else padding, kind)
     frozen_terms: Terms = {name: tuple(parts) for name, parts in terms.items()}
     for name, parts in frozen_terms.items():
         overshoot = _coordinate(parts, ndim) >= sizes.get(name, 1)
@@ -186,6 +174,17 @@ def _plan_from_slots(mapping: Mapping, slots: tuple[Slot, ...]) -> Plan:
             kind = np.where(overshoot & (kind == LIVE), np.int8(PaddingKind.TOP), kind)
     flat_kind = kind.reshape(-1)
     return Plan(mapping.size, sizes, _frozen(flat_kind == LIVE), _frozen(flat_kind), grid, frozen_terms)
+
+
+def _operand_kinds(slots: tuple[Slot, ...], position: IntArray) -> npt.NDArray[np.int8]:
+    """The padding kind (or ``LIVE``) a flat operand holds at each ``position``: its most major padded slot wins."""
+    held = np.full(position.shape, LIVE, dtype=np.int8)
+    below = 1
+    for slot in slots:
+        value = position // below % slot.extent
+        held = np.where(value >= slot.count, np.int8(slot.kind), held)
+        below *= slot.extent
+    return held
 
 
 def _plan_by_cells(mapping: Mapping) -> Plan:
@@ -292,13 +291,13 @@ class _View:
 @lru_cache(maxsize=128)
 def _view(mapping: Mapping, terms: tuple[Term, ...]) -> _View | None:
     """The view of ``mapping`` over an array with one dimension per term, or None when the
-    mapping's digits of a term do not chain from its stride to its top (ragged or composite
+    mapping's digits of a term do not chain from its stride to its top (shared or composite
     slots, part of a term)."""
     slots = tuple(reversed(mapping.slots()))
     digits: dict[str, list[tuple[int, int, int]]] = {t.axis: [] for t in terms}
     for index, slot in enumerate(slots):
         live = slot.live
-        if isinstance(live, Composite) or (isinstance(live, Digit) and live.rag is not None):
+        if isinstance(live, Composite) or slot.shared is not None:
             return None
         if isinstance(live, Digit) and live.sym in digits:
             digits[live.sym].append((live.stride, live.count, index))

@@ -12,9 +12,7 @@ from typing import Any, Generic
 
 import numpy as np
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import StructKey
-from tcpdsl.algebra.terms import Term
+from tcpdsl.algebra import Mapping, StructKey, Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.backend import get as get_evaluator
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, overload
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.slots import StructKey
+from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
 from tcpdsl.tensors.base import caller, unspecialised

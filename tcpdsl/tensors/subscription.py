@@ -17,9 +17,7 @@ from functools import cached_property
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
-from tcpdsl.algebra.nodes import Mapping, Symbol, pairs
-from tcpdsl.algebra.scope import parse
-from tcpdsl.algebra.terms import Term, logical_terms
+from tcpdsl.algebra import Mapping, Symbol, Term, logical_terms, pairs, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.tensors.scalars import Scalar, scalar
 from tcpdsl.verify.families import Family, TensorType, check_type

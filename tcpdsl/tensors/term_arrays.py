@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra.terms import Term
+from tcpdsl.algebra import Term
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.terms import NotATerm, Term, runs, term_of, text_of
+from tcpdsl.algebra import Mapping, NotATerm, Term, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.logical import STAGE, TERM_HINT, Fixed, Tensor, same_digits
 from tcpdsl.tensors.term_arrays import rearrange

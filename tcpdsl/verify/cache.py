@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import Final, ParamSpec, TypeVar
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import DtypeError, LayoutError
 
 P = ParamSpec("P")

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import check_axis_sizes
+from tcpdsl.algebra import Mapping, check_axis_sizes
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dtypes import check_pairing
 from tcpdsl.verify.families import COLLECT, GRID, OUTER, PACKET, TIME, TRF, CONTRACT, Family, TensorType, check_type

@@ -7,7 +7,7 @@ Lane only by the stage verifiers, but both are accepted so every constructor has
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import (

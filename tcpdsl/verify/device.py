@@ -7,7 +7,7 @@ of ``SLICES_PER_PE`` slices each hold at most ``pes * SLICES_PER_PE`` cells of C
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import SLICES_PER_PE
 

@@ -13,8 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.scope import check_axis_sizes
+from tcpdsl.algebra import Mapping, check_axis_sizes
 from tcpdsl.errors import DtypeError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constructors import (

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.algebra.cells import PaddingKind
-from tcpdsl.algebra.nodes import Mapping, Pair
-from tcpdsl.algebra.ops import divide_exact, normalize, padding_per_stride, split_at
+from tcpdsl.algebra import Mapping, PaddingKind, Pair, divide_exact, normalize, padding_per_stride, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import (

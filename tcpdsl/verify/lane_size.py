@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import is_valid_lane_size
 

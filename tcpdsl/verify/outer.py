@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcpdsl.algebra.nodes import Mapping
+from tcpdsl.algebra import Mapping
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.dtypes import BITS, check_pairing
 from tcpdsl.verify.params import OuterParams

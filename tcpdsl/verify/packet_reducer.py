@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import normalize, remove_padding, split_at
+from tcpdsl.algebra import Mapping, normalize, remove_padding, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import BITS_PER_BYTE, TEMPORAL_ACCUMULATOR_COLS

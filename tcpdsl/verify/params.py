@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import DivideTerm
+from tcpdsl.algebra import DivideTerm, Mapping
 from tcpdsl.verify.lane_mode import LaneMode
 
 

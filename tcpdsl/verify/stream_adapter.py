@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import split_at
+from tcpdsl.algebra import Mapping, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import FLIT_BITS
 from tcpdsl.verify.dtypes import bytes_text, flit_elements

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import divide_exact, padding_per_stride
+from tcpdsl.algebra import Mapping, divide_exact, padding_per_stride
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.params import TimeParams

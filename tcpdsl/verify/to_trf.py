@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping, Pair
-from tcpdsl.algebra.ops import split_at
+from tcpdsl.algebra import Mapping, Pair, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import BITS_PER_BYTE, TRF_CAPACITY_BYTES

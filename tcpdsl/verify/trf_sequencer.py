@@ -14,8 +14,7 @@ from collections.abc import Sequence
 from math import gcd
 from typing import Final
 
-from tcpdsl.algebra.nodes import Mapping
-from tcpdsl.algebra.ops import DivideTerm, divide_exact, normalize, padding_per_stride, remove_padding, split_at
+from tcpdsl.algebra import DivideTerm, Mapping, divide_exact, normalize, padding_per_stride, remove_padding, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.constants import BITS_PER_BYTE, MAX_SEQUENCER_ENTRIES, OUTER_PACKET_BYTES
 from tcpdsl.verify.params import LoopEntry, SequencerParams

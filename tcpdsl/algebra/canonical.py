@@ -1,0 +1,329 @@
+"""The canonical form: a slot form whose operands are written out as digits wherever no cell changes.
+
+A built form (:mod:`tcpdsl.algebra.form`) keeps every operand whole, which is exact but says the
+same thing in many ways. The canonical form settles each operand as follows
+(docs/mapping-language.md §1.7-§1.8):
+
+* pieces that continue one another merge first: ``E / n, E % n`` is one piece, all of ``E``;
+* an operand read by a single piece is replaced by the slots the piece cuts from it
+  (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them;
+* an operand read by several pieces whose positions never carry into one another and never reach
+  its padding is replaced piece by piece the same way (``L1 # 256 / 32 % 4, ..., L1 # 256 / 8 % 4``
+  with L1=192 is two plain digits);
+* otherwise, when the operand is a plain list of digits and the pieces never carry, every piece is
+  written out as its digits, each marked :class:`~tcpdsl.algebra.slots.Shared` with the operand: the
+  operand still decides the padding its pieces reach together, ranked at its most major piece;
+* anything else stays a piece of an opaque operand.
+
+A piece that always reads position 0 (a *touch*) matters only as the most major piece of its
+operand, since that decides where the operand's padding ranks; other touches are dropped. The
+operands that remain are numbered so that distinct operands with equal forms stay apart.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from tcpdsl.algebra.form import form
+from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
+from tcpdsl.algebra.slots import (
+    Composite,
+    Operand,
+    Shared,
+    Slot,
+    Slots,
+    cut,
+    is_touch,
+    operands_in,
+    prefix,
+    simplify,
+    slot_strides,
+    stride,
+)
+
+__all__ = ["as_pieces", "canonical", "clear_slots_cache", "slots_of"]
+
+
+def slots_of(m: Mapping) -> Slots:
+    """The canonical slots of ``m``, innermost first (cached on structure)."""
+    return _slots(StructKey(as_mapping(m, "slots")))
+
+
+@lru_cache(maxsize=65536)
+def _slots(key: StructKey) -> Slots:
+    return canonical(form(key.node))
+
+
+def clear_slots_cache() -> None:
+    _slots.cache_clear()
+
+
+def canonical(slots: Slots) -> Slots:
+    """The canonical form of a slot form, innermost first.
+
+    A form built from a tree has pieces only; one cut from a canonical form may have shared digits,
+    which :func:`as_pieces` turns back into pieces first.
+    """
+    if not operands_in(slots):
+        return simplify(slots)
+    return _Canon(slots).run()
+
+
+def as_pieces(slots: Slots) -> Slots:
+    """``slots`` with every shared digit turned back into a piece of its operand."""
+    out: list[Slot] = []
+    for slot in slots:
+        live = slot.live
+        if slot.shared is not None:
+            operand = _pieces_operand(slot.shared.operand)
+            out.append(Slot(Composite(operand, slot.shared.stride, slot.extent), slot.extent))
+        elif isinstance(live, Composite):
+            out.append(Slot(Composite(_pieces_operand(live.operand), live.stride, live.count), slot.extent, slot.kind))
+        else:
+            out.append(slot)
+    return tuple(out)
+
+
+def _pieces_operand(operand: Operand) -> Operand:
+    slots = as_pieces(operand.slots)
+    return operand if slots == operand.slots else Operand(slots, operand.tag)
+
+
+def reach(piece: Composite, below: int, extent: int) -> int:
+    """An upper bound of the value ``piece`` puts in an operand slot of stride ``below`` and ``extent``."""
+    top = (piece.count - 1) * piece.stride
+    if top < below * extent:
+        return top // below  # no wrap: the largest position gives the largest value
+    if piece.stride % below == 0:
+        step = piece.stride // below % extent
+        return 0 if step == 0 else extent - math.gcd(step, extent)
+    return extent - 1
+
+
+class _Canon:
+    """Work lists for one canonicalization: the top form, and the form of every operand still whole."""
+
+    def __init__(self, top: Slots) -> None:
+        self.top: list[Slot] = list(simplify(top))
+        self.forms: dict[Operand, list[Slot]] = {}
+        self.order: list[Operand] = []  # first met, outermost first
+        self._collect(top)
+
+    def _collect(self, slots: Slots) -> None:
+        for slot in reversed(slots):
+            for operand in operands_in((slot,)):
+                if operand not in self.forms:
+                    self.forms[operand] = list(simplify(operand.slots))
+                    self.order.append(operand)
+                    self._collect(operand.slots)
+
+    def run(self) -> Slots:
+        changed = True
+        while changed:
+            changed = False
+            for operand in self.order:
+                if operand in self.forms and self._settle(operand):
+                    changed = True
+        for operand in self.order:
+            if operand in self.forms:
+                self._share(operand)
+        return self._rebuild()
+
+    # -- finding pieces --------------------------------------------------------------------------
+
+    def _containers(self) -> list[list[Slot]]:
+        return [self.top, *self.forms.values()]
+
+    def _places(self, operand: Operand) -> list[tuple[list[Slot], list[int]]]:
+        """Each list holding pieces of ``operand``, with their indices, outermost first."""
+        found: list[tuple[list[Slot], list[int]]] = []
+        for slots in self._containers():
+            where = [i for i, slot in enumerate(slots) if isinstance(slot.live, Composite) and slot.live.operand == operand]
+            if where:
+                found.append((slots, where[::-1]))
+        return found
+
+    # -- dissolving ------------------------------------------------------------------------------
+
+    def _tidy(self, slots: list[Slot], operand: Operand) -> bool:
+        """Simplify the list holding the pieces of ``operand``, knowing whether it alone reaches it."""
+        if not any(isinstance(slot.live, Composite) and slot.live.operand == operand and _covered(slots, i)
+                   for i, slot in enumerate(slots[:-1])):
+            return False  # no padding above a piece: what only the sealed operand allows cannot apply
+        tidy = simplify(tuple(slots), frozenset((operand,)) if self._sealed(operand, slots) else frozenset())
+        changed = len(tidy) != len(slots) or any(a != b for a, b in zip(tidy, slots))
+        slots[:] = tidy
+        return changed
+
+    def _sealed(self, operand: Operand, slots: list[Slot]) -> bool:
+        """Whether only ``slots`` reaches ``operand``, and only through it the operands inside.
+
+        Padding that stops a piece of such an operand changes nothing its other pieces could see.
+        """
+        inside: list[Operand] = []
+        stack = [operand]
+        while stack:
+            for o in operands_in(tuple(self.forms[stack.pop()])):
+                if o not in inside:
+                    inside.append(o)
+                    stack.append(o)
+        within = [id(self.forms[o]) for o in [operand, *inside]]
+        for other in self._containers():
+            found = set(operands_in(tuple(other)))
+            if operand in found and other is not slots:
+                return False
+            if id(other) not in within and any(o in found for o in inside):
+                return False
+        return True
+
+    def _settle(self, operand: Operand) -> bool:
+        """Write ``operand`` out as slots if that keeps every cell; whether anything changed."""
+        places = self._places(operand)
+        if not places:
+            del self.forms[operand]  # no piece left: its touches were dropped
+            return True
+        if len(places) == 1:
+            slots, where = places[0]
+            if self._tidy(slots, operand):
+                return True
+            idle = [i for i in where[1:] if is_touch(slots[i])]
+            for i in idle:  # descending
+                del slots[i]
+            if idle:
+                return True
+        own = tuple(self.forms[operand])
+        pieces = [slots[i] for slots, where in places for i in where]
+        if len(pieces) > 1 and not (_flat(own) and self._quiet(own, pieces)):
+            return False  # written out apart, the pieces would no longer add up in the operand
+        cuts = [[cut(own, slots[i]) for i in where] for slots, where in places]
+        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and _feeds_under_padding(piece))
+               for found in cuts for piece in found):
+            return False
+        for (slots, where), found in zip(places, cuts):
+            for i, piece in zip(where, found):
+                assert piece is not None
+                slots[i:i + 1] = piece
+        del self.forms[operand]
+        for slots, _ in places:
+            slots[:] = simplify(tuple(slots))
+        return True
+
+    @staticmethod
+    def _quiet(own: Slots, pieces: list[Slot]) -> bool:
+        """Whether the pieces, added up, stay inside the live values of every slot of the operand."""
+        for below, slot in zip(slot_strides(own), own):
+            reached = sum(reach(piece.live, below, slot.extent) for piece in pieces if isinstance(piece.live, Composite))
+            if reached >= slot.count:
+                return False
+        return True
+
+    def _share(self, operand: Operand) -> None:
+        """Write the pieces of a flat operand out as shared digits when they never carry."""
+        own = tuple(self.forms[operand])
+        places = self._places(operand)
+        if len(places) != 1 or not _flat(own):
+            return
+        slots, where = places[0]
+        pieces = [slots[i] for i in where]
+        if len(pieces) < 2 or any(piece.padded for piece in pieces[1:]):
+            return  # a padded inner piece stops reaching the operand, which shared digits cannot say
+        for below, slot in zip(slot_strides(own), own):
+            if sum(reach(p.live, below, slot.extent) for p in pieces if isinstance(p.live, Composite)) >= slot.extent:
+                return
+        written = [_shared_digits(own, operand, piece) for piece in pieces]
+        if any(digits is None for digits in written):
+            return
+        for i, digits in zip(where, written):
+            assert digits is not None
+            slots[i:i + 1] = digits
+
+    # -- numbering -------------------------------------------------------------------------------
+
+    def _rebuild(self) -> Slots:
+        """The top form with every remaining operand rebuilt canonically and numbered."""
+        order: list[Operand] = []
+
+        def visit(slots: list[Slot]) -> None:
+            for slot in reversed(slots):
+                for operand in operands_in((slot,)):
+                    if operand not in order:
+                        order.append(operand)
+                        visit(self.forms[operand])
+
+        visit(self.top)
+        heights: dict[Operand, int] = {}
+
+        def height(operand: Operand) -> int:
+            if operand not in heights:
+                inner = operands_in(tuple(self.forms[operand]))
+                heights[operand] = 1 + max((height(o) for o in inner), default=0)
+            return heights[operand]
+
+        rebuilt: dict[Operand, Operand] = {}
+
+        def settled(slots: list[Slot]) -> Slots:
+            here = {s.live.operand for s in slots if isinstance(s.live, Composite)}
+            return _rewrite(slots, rebuilt, frozenset(rebuilt[o] for o in here if self._sealed(o, slots)))
+
+        for level in sorted({height(operand) for operand in order}):
+            seen: dict[Slots, int] = {}
+            for operand in (o for o in order if heights[o] == level):
+                slots = settled(self.forms[operand])
+                rebuilt[operand] = Operand(slots, seen.get(slots, 0))
+                seen[slots] = seen.get(slots, 0) + 1
+        return settled(self.top)
+
+
+def _covered(slots: list[Slot], index: int) -> bool:
+    """Whether the slot after ``index`` is padding (pure, or a padded piece of the same operand)."""
+    above = slots[index + 1]
+    return above.live is None or (isinstance(above.live, Composite) and above.padded
+                                  and above.live.operand == slots[index].live.operand)  # type: ignore[union-attr]
+
+
+def _feeds_under_padding(slots: Slots) -> bool:
+    """Whether slots under the outermost one read operands.
+
+    A padded piece reads nothing while its digit is in the padding; written out, its padding sits
+    on the outermost slot, and the slots under it would still feed their operands, which other
+    pieces may read.
+    """
+    return bool(slots) and slots[-1].padded and bool(operands_in(slots[:-1]))
+
+
+def _flat(slots: Slots) -> bool:
+    """Plain digits, broadcasts and padding: no operand inside."""
+    return not operands_in(slots)
+
+
+def _shared_digits(own: Slots, operand: Operand, piece: Slot) -> list[Slot] | None:
+    """The slots ``piece`` cuts from a flat operand, each marked with the operand position it holds."""
+    live = piece.live
+    assert isinstance(live, Composite)
+    if live.count == 1:
+        out = [Slot(None, 1, shared=Shared(operand, operand.size))]  # the touch that ranks the operand
+    else:
+        strided = stride(own, live.stride)
+        kept = None if strided is None else prefix(strided, live.count)
+        if kept is None:
+            return None
+        out = [Slot(slot.live, slot.extent, slot.kind, Shared(operand, live.stride * below))
+               for below, slot in zip(slot_strides(kept), kept)]
+    if piece.padded:
+        if piece.extent % live.count:
+            return None
+        out.append(Slot(None, piece.extent // live.count, piece.kind))
+    return out
+
+
+def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozenset[Operand]) -> Slots:
+    out: list[Slot] = []
+    for slot in slots:
+        live, shared = slot.live, slot.shared
+        if isinstance(live, Composite):
+            live = Composite(rebuilt[live.operand], live.stride, live.count)
+        if shared is not None:
+            shared = Shared(rebuilt[shared.operand], shared.stride)
+        out.append(Slot(live, slot.extent, slot.kind, shared))
+    return simplify(tuple(out), whole)

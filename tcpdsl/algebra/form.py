@@ -1,0 +1,69 @@
+"""The slot form of a mapping tree, built node by node (docs/mapping-language.md §1.8).
+
+An operator (``/ % = #``) applied to an axis or a broadcast acts on its digit directly: the digits
+of an axis simply add up. Applied to anything else, it takes a *piece* of that sub-expression, which
+is kept whole as an :class:`~tcpdsl.algebra.slots.Operand`: pieces of one operand add up to one
+position of it (§1.7). A built form therefore holds exactly the cells of its tree; the canonical
+form (:mod:`tcpdsl.algebra.canonical`) then writes operands out as digits wherever it can.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from tcpdsl.algebra.nodes import MAPPING_STAGE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, StructKey, Stride, Symbol
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Slot, Slots, cut_slot, make, scale_slot, simplify
+from tcpdsl.errors import LayoutError
+
+
+def form(m: Mapping) -> Slots:
+    """The built slot form of ``m``, innermost first (cached on structure)."""
+    return _form_cached(StructKey(m))
+
+
+@lru_cache(maxsize=65536)
+def _form_cached(key: StructKey) -> Slots:
+    return _form(key.node)
+
+
+def clear_form_cache() -> None:
+    _form_cached.cache_clear()
+
+
+def _form(m: Mapping) -> Slots:
+    if isinstance(m, Symbol):
+        return () if m.n == 1 else (Slot(Digit(m.name, m.n, 1, m.n), m.n),)
+    if isinstance(m, Broadcast):
+        return () if m.n == 1 else (Slot(Bcast(m.n), m.n),)
+    if isinstance(m, Pair):
+        return simplify(form(m.right) + form(m.left))
+    if isinstance(m, (Stride, Modulo, Resize, Padding)):
+        return _operator(m, _operand(m.inner))
+    raise LayoutError(MAPPING_STAGE, "UnknownNode", f"cannot normalize a {type(m).__name__}")
+
+
+def _operand(inner: Mapping) -> Slots:
+    """What an operator reads: an axis or broadcast's own slot, else the whole of ``inner`` as one piece."""
+    if isinstance(inner, (Symbol, Broadcast)):
+        return form(inner)
+    whole = Operand(form(inner), StructKey(inner))
+    return (Slot(Composite(whole, 1, inner.size), inner.size),)
+
+
+def _operator(m: Stride | Modulo | Resize | Padding, base: Slots) -> Slots:
+    size = m.inner.size
+    if isinstance(m, Stride):
+        if m.s <= 0 or size % m.s:
+            raise LayoutError(MAPPING_STAGE, "StrideIndivisible", f"stride {m.s} does not divide size {size} of {m.inner.text}",
+                              hint="pad the operand to a multiple of the stride first")
+        return simplify((scale_slot(base[0], m.s),)) if m.s > 1 else base
+    if isinstance(m, Padding) and m.p >= size:
+        if m.p == size:
+            return base
+        return (Slot(None, m.p, m.kind),) if not base else simplify((make(base[0].live, m.p, m.kind),))
+    keep = m.p if isinstance(m, Padding) else m.m if isinstance(m, Modulo) else m.r
+    if keep <= 0 or keep > size:
+        raise LayoutError(MAPPING_STAGE, "ResizeGrows", f"{m.text} keeps {keep} cells of a mapping of size {size}",
+                          hint="a resize or modulo may only shrink")
+    # A padding smaller than its operand acts as a resize (docs/mapping-language.md §1.4).
+    return base if keep == size else simplify((cut_slot(base[0], keep),))
