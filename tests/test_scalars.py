@@ -240,3 +240,14 @@ def test_f8_widening_is_exact_for_every_bit_pattern(cls: type[Scalar]) -> None:
     got = widen(patterns.reshape(16, 16)[:, ::2], cls)
     assert got.dtype == np.float32 and got.shape == (16, 8)
     np.testing.assert_array_equal(got.view(np.uint32), expected.reshape(16, 16)[:, ::2].view(np.uint32))
+
+
+def test_widening_cast_values_needs_no_fixing() -> None:
+    # Every kind of f32 (subnormals, NaNs with payloads, infinities) narrowed by cast: widening the
+    # result by plain conversion gives the same bits as the full widening rule.
+    patterns = np.random.default_rng(3).integers(0, 2**32, size=200_000, dtype=np.uint64).astype(np.uint32)
+    specials = np.array([0x00000001, 0x807FFFFF, 0x00800000, 0x7F800001, 0xFFC12345, 0x7F800000], dtype=np.uint32)
+    stored = cast(np.concatenate([patterns, specials]).view(np.float32), bf16)
+    plain, full = widen(stored, bf16, canonical=True), widen(stored, bf16)
+    np.testing.assert_array_equal(plain.view(np.uint32), full.view(np.uint32))
+    assert widen(cast(np.asarray(1.5), bf16), bf16, canonical=True).shape == ()

@@ -30,7 +30,7 @@ from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up
 from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.placement import check_shape, logical_index, plan, to_terms
-from tcpdsl.tensors.scalars import cast, widen
+from tcpdsl.tensors.scalars import cast
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -176,8 +176,7 @@ class FusedEvaluator:
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
         stream, weight = chain.stream, chain.weight
-        lhs = widen(stream.values, stream.dtype)
-        rhs = widen(weight.values, weight.dtype)
+        lhs, rhs = stream.widened(), weight.widened()
         if found.fold is not None:
             folded = found.fold.run(lhs, rhs)
             laid = folded.layout(found.target)
@@ -193,5 +192,5 @@ class FusedEvaluator:
         if found.fold is None or not found.direct:
             return to_terms(self.run(chain), found.target, found.terms)
         stream, weight = chain.stream, chain.weight
-        folded = found.fold.run(widen(stream.values, stream.dtype), widen(weight.values, weight.dtype))
+        folded = found.fold.run(stream.widened(), weight.widened())
         return folded.logical(found.terms)

@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, pairs
 from tcpdsl.tensors.logical import Tensor
+from tcpdsl.tensors.scalars import widen
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
@@ -31,6 +32,8 @@ class Operand:
     coordinate needs (it may be shorter than the axis's declared size), and coordinates the tensor
     does not hold read 0 (:func:`tcpdsl.tensors.term_arrays.coordinate_array`). ``tensor`` is the
     logical tensor as the user gave it: its terms (one per dimension) and the digits it fixes.
+    ``canonical`` says ``values`` came out of :func:`~tcpdsl.tensors.scalars.cast` (as a source
+    tensor's do), so widening them has nothing to fix up.
     """
 
     values: npt.NDArray[Any]
@@ -38,6 +41,11 @@ class Operand:
     dtype: str
     mapping: Mapping
     tensor: Tensor | None = None
+    canonical: bool = False
+
+    def widened(self) -> npt.NDArray[Any]:
+        """``values`` widened to the accumulator (:func:`~tcpdsl.tensors.scalars.widen`)."""
+        return widen(self.values, self.dtype, canonical=self.canonical)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -266,14 +266,18 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     return x.astype(target.numpy)
 
 
-def widen(array: npt.ArrayLike, frm: ScalarLike) -> Array:
+def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> Array:
     """Widen values stored as ``frm`` to the accumulator (docs/runtime.md §3.2), as int32 or float32.
 
     Integers sign-extend the low ``value_bits`` of the stored value; bf16 flushes subnormals and
-    canonicalises NaN; f8 widens exactly.
+    canonicalises NaN; f8 widens exactly. ``canonical`` says the values came out of :func:`cast`,
+    which leaves no bf16 subnormal and only the canonical NaN: nothing is left to fix, so bf16
+    widens by plain conversion (the same bits, without the scan for special values).
     """
     source = scalar(frm)
     src = np.asarray(array)
+    if canonical and source is bf16 and src.dtype == bf16.numpy:
+        return src.astype(np.float32)
     if not source.is_float:
         if _holds(src.dtype, source.value_bits):
             return src.astype(np.int32)

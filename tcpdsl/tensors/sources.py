@@ -85,7 +85,7 @@ class SourceTensor(TensorBase):
 
     def _operand(self) -> Operand:
         values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
-        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor)
+        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor, canonical=True)
 
     def _describe(self) -> str:
         return describe_source(self._spec, self._tensor, self._trf_params)
