@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test typecheck stubtest pytest bench clean
 
-$(STAMP): pyproject.toml
+# -qq keeps pip's errors but drops notices about the machine's own package indexes.
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install -qq --upgrade pip
+	$(BIN)/pip install -qq -e '.[test]'
 	touch $(STAMP)
 
 run: $(STAMP)

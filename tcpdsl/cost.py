@@ -1,11 +1,10 @@
 """A first-order cycle and utilisation model of one slice of the contraction engine.
 
-The model is deliberately small: it counts packets, not instructions, and every number in it comes
-from a sentence of the hardware description (the Outer and Packet Reducer chapters of the RNGD book,
-quoted as "Outer/Performance" and "Packet Reducer/Performance") or of docs/stage-rules.md
-(cited by section); docs/cost-model.md lists them all with their sources. Where the description is
-silent the model says so in a comment and in the stage notes, so an estimate never looks more
-certain than it is.
+The model is deliberately small: it counts packets, not instructions. docs/cost-model.md lists
+every constant with the part of the hardware description it comes from (the performance notes on
+the Outer stage and the Packet Reducer) and marks the two that are assumptions. Where the
+description is silent the model says so in a comment and in the stage notes, so an estimate never
+looks more certain than it is.
 
 Chip, Cluster and Slice run in parallel, so every figure is per slice. The stages form a pipeline:
 the kernel takes as long as its slowest stage streams, plus the latency each stage adds before its
@@ -31,31 +30,29 @@ from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
 
-# Outer/Performance: "the upstream supplies one 32 B flit per cycle at the maximum fetch rate" and
-# "fetch bandwidth (at most 32 B/cycle per fetch) bounds the whole Stream Adapter".
+# The collect side delivers at most one 32-byte flit per cycle, and that fetch rate caps the
+# Stream Adapter (docs/cost-model.md, Constants).
 FETCH_BYTES_PER_CYCLE: Final = FLIT_BYTES
 
-# Outer/Stream Adapter: "the hardware always works with 64 B packets internally"; with PackSize 1
-# "the unused 32 B half is filled with zeros".
+# The Multiplier always consumes 64-byte packets; a PackSize 1 stream fills only half of each and
+# the other half is zeros.
 HARDWARE_PACKET_BYTES: Final = OUTER_PACKET_BYTES
 
-# Outer/Performance: PackSize 2 "takes 2 cycles per Packet (two 32 B flits merge into one 64 B
-# Packet), which is not a pipeline bottleneck": the Stream Adapter "emits one Packet every 2 cycles,
-# matching the downstream consumption rate". The multiplier therefore takes one packet per lane
-# every 64 B / 32 B = 2 cycles, whatever the PackSize; PackSize 1 just fills half of it.
+# Merging two flits into one packet costs two cycles and is not a bottleneck, since the stages
+# downstream take one packet per two cycles too. So each lane multiplies one packet every
+# 64 B / 32 B = 2 cycles whatever the PackSize; PackSize 1 just wastes half of it.
 PACKET_PERIOD_CYCLES: Final = HARDWARE_PACKET_BYTES // FETCH_BYTES_PER_CYCLE
 
-# Packet Reducer/Performance: "latency depends on the tree depth: 7 cycles for i4, 6 for i8/f8 and
-# 5 for bf16" (the depth of a full tree over one 64 B packet), keyed by wire bits.
+# The adder tree's latency grows with its depth over one 64-byte packet: 5 cycles for 16-bit
+# elements, 6 for 8-bit and 7 for 4-bit, keyed here by wire bits.
 TREE_LATENCY_CYCLES: Final[dict[int, int]] = {4: 7, 8: 6, 16: 5}
 
-# Packet Reducer/Performance: "when Lane < 8 the reduction trees of the inactive lanes idle, so the
-# throughput per cycle drops in proportion to Lane::SIZE / 8" (docs/stage-rules.md §2.1: lanes are
-# 1, 2, 4 or 8).
+# With fewer than 8 active lanes the idle lanes' trees do nothing, so throughput scales with
+# Lane::SIZE / 8 (lanes are 1, 2, 4 or 8: docs/stage-rules.md §2.1).
 LANES: Final = MAX_LANES
 
-# docs/stage-rules.md §2.1: the Lane Folder emits packets of 8 elements, "one flit of i32/f32".
-# The drain rate of one output flit per cycle is a model assumption: the book gives no Lane
+# The Lane Folder emits 8-element packets, one flit of i32/f32 (docs/stage-rules.md §2.1).
+# Draining one such flit per cycle is a model assumption: the hardware description gives no Lane
 # Folder timing.
 DRAIN_ELEMENTS_PER_CYCLE: Final = CONTRACT_LANE_OUT_PACKET_ELEMENTS
 
@@ -177,7 +174,7 @@ def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketPara
 def time_cost(out_time: Mapping, time_out: Mapping, params: TimeParams) -> StageCost:
     """Time Reducer: accumulates each reduced packet into its accumulator slot as it arrives.
 
-    The book gives no Time Reducer latency; the model adds none (accumulation overlaps the stream).
+    The hardware description gives no Time Reducer latency; the model adds none (accumulation overlaps the stream).
     """
     per_cell = out_time.size // max(1, time_out.size)
     reduced = ", ".join(params.reduced) if params.reduced else "nothing"
