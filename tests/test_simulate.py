@@ -19,7 +19,8 @@ from tcpdsl.algebra import Mapping, logical_terms, pairs, parse
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate import trace
 from tcpdsl.evaluate.fused import FusedEvaluator
-from tcpdsl.tensors.placement import plan, to_logical, to_terms
+from tcpdsl.tensors.placement import plan
+from tcpdsl.tensors.transfer import to_logical, to_terms
 from tcpdsl.evaluate.select import evaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
 from tcpdsl.tensors import backend

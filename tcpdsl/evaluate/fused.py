@@ -29,7 +29,8 @@ from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up
 from tcpdsl.tensors.chain import Chain
-from tcpdsl.tensors.placement import check_shape, logical_index, plan, to_terms
+from tcpdsl.tensors.placement import check_shape, logical_index, plan
+from tcpdsl.tensors.transfer import to_terms
 from tcpdsl.tensors.scalars import cast
 from tcpdsl.verify.stage import Stage
 

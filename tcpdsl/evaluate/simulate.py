@@ -44,7 +44,8 @@ from tcpdsl.evaluate.hardware import (
     trf_sequencer,
 )
 from tcpdsl.tensors.chain import Chain, Operand
-from tcpdsl.tensors.placement import plan, to_physical_rows, to_terms
+from tcpdsl.tensors.placement import plan
+from tcpdsl.tensors.transfer import to_physical_rows, to_terms
 from tcpdsl.tensors.scalars import cast, poison, widen
 from tcpdsl.verify.stage import Stage
 

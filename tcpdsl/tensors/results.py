@@ -20,7 +20,7 @@ from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
 from tcpdsl.tensors.logical import Fixed, Tensor
-from tcpdsl.tensors.placement import to_terms
+from tcpdsl.tensors.transfer import to_terms
 from tcpdsl.tensors.subscription import Spec, as_mapping
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME

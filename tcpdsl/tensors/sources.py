@@ -17,7 +17,7 @@ from tcpdsl.tensors.device import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.tensors.fit import check_fit
-from tcpdsl.tensors.placement import to_physical
+from tcpdsl.tensors.transfer import to_physical
 from tcpdsl.tensors.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
