@@ -109,6 +109,7 @@ class _Canon:
         self.forms: dict[Operand, list[Slot]] = {}
         self.order: list[Operand] = []  # first met, outermost first
         self._collect(top)
+        self._index: dict[Operand, list[tuple[list[Slot], list[int]]]] | None = None
 
     def _collect(self, slots: Slots) -> None:
         for slot in reversed(slots):
@@ -124,10 +125,14 @@ class _Canon:
             changed = False
             for operand in self.order:
                 if operand in self.forms and self._settle(operand):
+                    self._index = None
                     changed = True
+        if not self.forms:
+            return tuple(self.top)  # every operand written out
         for operand in self.order:
             if operand in self.forms:
                 self._share(operand)
+                self._index = None
         return self._rebuild()
 
     # -- finding pieces --------------------------------------------------------------------------
@@ -137,12 +142,18 @@ class _Canon:
 
     def _places(self, operand: Operand) -> list[tuple[list[Slot], list[int]]]:
         """Each list holding pieces of ``operand``, with their indices, outermost first."""
-        found: list[tuple[list[Slot], list[int]]] = []
-        for slots in self._containers():
-            where = [i for i, slot in enumerate(slots) if isinstance(slot.live, Composite) and slot.live.operand == operand]
-            if where:
-                found.append((slots, where[::-1]))
-        return found
+        if self._index is None:
+            index: dict[Operand, list[tuple[list[Slot], list[int]]]] = {}
+            for slots in self._containers():
+                for i in range(len(slots) - 1, -1, -1):
+                    live = slots[i].live
+                    if isinstance(live, Composite):
+                        places = index.setdefault(live.operand, [])
+                        if not places or places[-1][0] is not slots:
+                            places.append((slots, []))
+                        places[-1][1].append(i)
+            self._index = index
+        return self._index.get(operand, [])
 
     # -- dissolving ------------------------------------------------------------------------------
 
@@ -191,6 +202,7 @@ class _Canon:
             for i in idle:  # descending
                 del slots[i]
             if idle:
+                slots[:] = simplify(tuple(slots))
                 return True
         own = tuple(self.forms[operand])
         pieces = [slots[i] for slots, where in places for i in where]

@@ -56,14 +56,19 @@ def _operator(m: Stride | Modulo | Resize | Padding, base: Slots) -> Slots:
         if m.s <= 0 or size % m.s:
             raise LayoutError(MAPPING_STAGE, "StrideIndivisible", f"stride {m.s} does not divide size {size} of {m.inner.text}",
                               hint="pad the operand to a multiple of the stride first")
-        return simplify((scale_slot(base[0], m.s),)) if m.s > 1 else base
+        return _alone(scale_slot(base[0], m.s)) if m.s > 1 else base
     if isinstance(m, Padding) and m.p >= size:
         if m.p == size:
             return base
-        return (Slot(None, m.p, m.kind),) if not base else simplify((make(base[0].live, m.p, m.kind),))
+        return (Slot(None, m.p, m.kind),) if not base else _alone(make(base[0].live, m.p, m.kind))
     keep = m.p if isinstance(m, Padding) else m.m if isinstance(m, Modulo) else m.r
     if keep <= 0 or keep > size:
         raise LayoutError(MAPPING_STAGE, "ResizeGrows", f"{m.text} keeps {keep} cells of a mapping of size {size}",
                           hint="a resize or modulo may only shrink")
     # A padding smaller than its operand acts as a resize (docs/mapping-language.md §1.4).
-    return base if keep == size else simplify((cut_slot(base[0], keep),))
+    return base if keep == size else _alone(cut_slot(base[0], keep))
+
+
+def _alone(slot: Slot) -> Slots:
+    """A form of one slot, simplified: a digit with one live value is padding; one cell of it is nothing."""
+    return simplify((slot,)) if slot.count == 1 else (slot,)
