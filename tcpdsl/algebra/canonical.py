@@ -199,6 +199,11 @@ class _Canon:
             if self._tidy(slots, operand):
                 return True
             idle = [i for i in where[1:] if is_touch(slots[i])]
+            if (len(where) == 2 and where[1] == where[0] - 1 and is_touch(slots[where[0]])
+                    and _flat(tuple(self.forms[operand]))):
+                # Right above the one other piece, the touch ranks the operand where that piece
+                # would, and when that piece is in its padding the operand holds position 0: live.
+                idle = [where[0]]
             for i in idle:  # descending
                 del slots[i]
             if idle:
