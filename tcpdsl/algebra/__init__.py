@@ -25,7 +25,6 @@ from tcpdsl.algebra.nodes import (
     Symbol,
     as_int,
     as_mapping,
-    children,
     pairs,
 )
 from tcpdsl.algebra.operations import (
@@ -89,7 +88,6 @@ __all__ = [
     "axis",
     "cell_at",
     "check_axis_sizes",
-    "children",
     "clear_caches",
     "decode",
     "divide_exact",

@@ -296,7 +296,7 @@ def _strip_outer(text: str) -> str:
     return text[1:-1]
 
 
-def children(node: Mapping) -> tuple[Mapping, ...]:
+def _children(node: Mapping) -> tuple[Mapping, ...]:
     """The direct sub-mappings of ``node`` (major first)."""
     if isinstance(node, Pair):
         return (node.left, node.right)
@@ -308,14 +308,14 @@ def children(node: Mapping) -> tuple[Mapping, ...]:
 def _collect_axes(node: Mapping, seen: dict[str, None]) -> None:
     if isinstance(node, Symbol):
         seen.setdefault(node.name)
-    for child in children(node):
+    for child in _children(node):
         _collect_axes(child, seen)
 
 
 def _collect_sizes(node: Mapping, out: dict[str, int]) -> None:
     if isinstance(node, Symbol):
         out[node.name] = node.n
-    for child in children(node):
+    for child in _children(node):
         _collect_sizes(child, out)
 
 
