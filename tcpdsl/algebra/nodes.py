@@ -10,6 +10,7 @@ What a mapping means (its cells, its canonical form) is computed by
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import cache
 from typing import Final, Protocol
 
@@ -99,15 +100,11 @@ class Mapping:
     @property
     def axes(self) -> tuple[str, ...]:
         """Distinct axis names in first-encounter order, left before right."""
-        seen: dict[str, None] = {}
-        _collect_axes(self, seen)
-        return tuple(seen)
+        return tuple(dict.fromkeys(symbol.name for symbol in _symbols(self)))
 
     def axis_sizes(self) -> dict[str, int]:
         """Every axis this mapping names, with its declared size."""
-        out: dict[str, int] = {}
-        _collect_sizes(self, out)
-        return out
+        return {symbol.name: symbol.n for symbol in _symbols(self)}
 
     @property
     def is_identity(self) -> bool:
@@ -296,27 +293,15 @@ def _strip_outer(text: str) -> str:
     return text[1:-1]
 
 
-def _children(node: Mapping) -> tuple[Mapping, ...]:
-    """The direct sub-mappings of ``node`` (major first)."""
-    if isinstance(node, Pair):
-        return (node.left, node.right)
-    if isinstance(node, (Stride, Modulo, Resize, Padding)):
-        return (node.inner,)
-    return ()
-
-
-def _collect_axes(node: Mapping, seen: dict[str, None]) -> None:
+def _symbols(node: Mapping) -> Iterator[Symbol]:
+    """Every symbol of ``node`` as written, left before right."""
     if isinstance(node, Symbol):
-        seen.setdefault(node.name)
-    for child in _children(node):
-        _collect_axes(child, seen)
-
-
-def _collect_sizes(node: Mapping, out: dict[str, int]) -> None:
-    if isinstance(node, Symbol):
-        out[node.name] = node.n
-    for child in _children(node):
-        _collect_sizes(child, out)
+        yield node
+    elif isinstance(node, Pair):
+        yield from _symbols(node.left)
+        yield from _symbols(node.right)
+    elif isinstance(node, (Stride, Modulo, Resize, Padding)):
+        yield from _symbols(node.inner)
 
 
 class StructKey:
