@@ -150,7 +150,7 @@ def try_kernel(fn: Callable[..., object], *, seed: int = 0, evaluator: str = "fu
             "try_kernel", "Evaluator", f"unknown evaluator {evaluator!r}", hint=f"use one of {', '.join(EVALUATORS)}"
         )
     spec = describe(fn, strict=False)
-    source = inspect.getsourcefile(inspect.unwrap(fn)) if callable(fn) else None
+    source = inspect.getsourcefile(inspect.unwrap(fn))  # describe() has refused anything but a kernel
     return run_kernel(spec, Path(source) if source else Path(spec.name), seed, evaluator)
 
 

@@ -32,15 +32,6 @@ RECEIVER: dict[Stage, Family] = {
     Stage.CONTRACT_LANE: TIME,
 }
 
-# The family each stage returns.
-RESULT: dict[Stage, Family] = {
-    Stage.TO_TRF: TRF,
-    Stage.CONTRACT_OUTER: OUTER,
-    Stage.CONTRACT_PACKET: PACKET,
-    Stage.CONTRACT_TIME: TIME,
-    Stage.CONTRACT_LANE: CONTRACT,
-}
-
 
 def _receiver(stage: Stage, src: TensorType) -> None:
     family = RECEIVER[stage]
