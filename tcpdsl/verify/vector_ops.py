@@ -236,7 +236,8 @@ class BinaryArgMode(enum.Enum):
 
 
 class TernaryArgMode(enum.Enum):
-    """Which of stream ``s``, ``o0`` and ``o1`` feed a ternary op, by the digits of the name (s is 0's stand-in)."""
+    """Which inputs feed a ternary op: in the name 0 is the stream, 1 the first operand and 2 the second
+    (MODE120 is ``op(o0, o1, s)``); the value spells the same with ``s``, ``0`` and ``1``."""
 
     MODE012 = "s01"
     MODE002 = "ss1"
