@@ -89,6 +89,15 @@ def verify_vector_intra_slice_reduce(
             hint=f"drop every factor of {reduce} from out_time and out_packet",
         )
     tree = out_packet == _TREE_OUT
+    others = [axis for axis in packet.axes if axis != reduce and packet.axis_sizes()[axis] > 1]
+    if tree and out_packet != packet and others:
+        raise LayoutError(
+            STAGE,
+            "Packet",
+            f"{STAGE}: OutPacket 1 # 4 folds the whole packet into one value, so Packet may hold only {reduce}, but "
+            f"{packet} holds {', '.join(others)}",
+            hint=f"move {', '.join(others)} out of the packet before the reduce, or keep OutPacket equal to Packet",
+        )
     if out_packet != packet and not tree:
         raise LayoutError(
             STAGE,
