@@ -162,9 +162,9 @@ def fp_unary(op: FpUnaryOp, x: object) -> Array:
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
-    picks = {"s": s, "o": o}
-    first, second = np.broadcast_arrays(picks[mode.value[0]], picks[mode.value[1]])
-    return first, second
+    stream, operand = np.broadcast_arrays(s, o)  # the result has the stream's shape, whatever the mode
+    picks = {"s": stream, "o": operand}
+    return picks[mode.value[0]], picks[mode.value[1]]
 
 
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
@@ -209,7 +209,8 @@ def fma(a: object, b: object, c: object) -> Array:
 def fp_ternary(op: FpTernaryOp, stream: object, o0: object, o1: object,
                mode: TernaryArgMode = TernaryArgMode.MODE012) -> Array:
     """``FMA_F`` with its inputs picked by ``mode`` (MODE012 is ``stream * o0 + o1``)."""
-    picks = {"s": stream, "0": o0, "1": o1}
+    s, x, y = np.broadcast_arrays(f32(stream), f32(o0), f32(o1))
+    picks = {"s": s, "0": x, "1": y}
     first, second, third = (picks[c] for c in mode.value)
     return fma(first, second, third)
 
