@@ -15,7 +15,6 @@ from tcpdsl.verify.vector_ops import (
     FpUnaryOp,
     InterSliceReduceOpI32,
     IntraSliceReduceOpI32,
-    TagMode,
 )
 from tcpdsl.verify.vector_pass import (
     Immediate,
@@ -43,7 +42,7 @@ def scope(**sizes: int) -> Callable[[str], Mapping]:
 def test_the_book_reduce_time() -> None:
     # R = 16 in Time, trimmed to Way4, AddSat: 16 cycles of stream, the first output after 16 steps + 1 ALU.
     m = scope(A=512, R=16)
-    state = vector_intra_slice_tag(vector_init("i32"), TagMode.ZERO, packet=FLIT)
+    state = vector_intra_slice_tag(vector_init("i32"), packet=FLIT)
     state = vector_final(vector_widen_pad(vector_intra_slice_reduce(vector_narrow_trim(state),
                                                                     IntraSliceReduceOpI32.ADD_SAT)))
     reduce = verify_vector_intra_slice_reduce(IntraSliceReduceOpI32.ADD_SAT, reduce="R", slice=m("A / 2"),
@@ -56,7 +55,7 @@ def test_the_book_reduce_time() -> None:
 
 def test_a_split_halves_the_float_path() -> None:
     m = scope(T=64, A=8)
-    state = vector_narrow_split(vector_intra_slice_tag(vector_init("f32"), TagMode.ZERO, packet=FLIT))
+    state = vector_narrow_split(vector_intra_slice_tag(vector_init("f32"), packet=FLIT))
     state = vector_fp_binary(vector_fp_unary(state, FpUnaryOp.EXP), FpBinaryOp.MUL_F(FpMulAlu.MUL0), Immediate("f32"))
     state = vector_final(vector_clip(vector_widen_concat(state), ClipBinaryOpF32.MAX, Immediate("f32")))
     cost = vector_pass_cost(state, way8_time=m("T"), way4_time=m("T, A / 4 % 2"))

@@ -3,6 +3,8 @@ accepted with the state they end in, and every rule refuses with its pinned mess
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -25,7 +27,6 @@ from tcpdsl.verify.vector_ops import (
     IntraSliceReduceOpF32,
     LogicBinaryOpF32,
     LogicBinaryOpI32,
-    TagMode,
 )
 from tcpdsl.verify.vector_pass import (
     STASH,
@@ -63,13 +64,32 @@ F = Immediate("f32")
 
 
 def tagged(dtype: str) -> VectorState:
-    return vector_intra_slice_tag(vector_init(dtype), TagMode.ZERO, packet=FLIT)
+    return vector_intra_slice_tag(vector_init(dtype), packet=FLIT)
 
 
 def refused(step: Callable[[], object]) -> StageError:
     with pytest.raises(StageError) as info:
         step()
     return info.value
+
+
+def test_the_vector_verifiers_load_no_numpy() -> None:
+    modules = "vector_ops, vector_pass, vector_way, vector_operand, intra_reduce, inter_reduce"
+    code = f"import sys; from tcpdsl.verify import {modules}; print('numpy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False"]
+
+
+def test_each_op_knows_its_alu_dtype_and_identity() -> None:
+    assert (FxpBinaryOp.SUB_FXP.alu, FxpBinaryOp.SUB_FXP.dtype) == (Alu.FXP_ADD, "i32")
+    assert (FpUnaryOp.TANH.alu, FpUnaryOp.NEG_EXP.alu, FpUnaryOp.SIN.dtype) == (Alu.FP_FPU, Alu.FP_EXP, "f32")
+    assert (LogicBinaryOpF32.BIT_AND.dtype, ClipBinaryOpF32.ABS_MAX.alu) == ("f32", Alu.CLIP_MAX)
+    mul = FpBinaryOp.MUL_F(FpMulAlu.MUL1)
+    assert (mul.alu, mul.dtype, mul.reference, FpBinaryOp.DIV_F.dtype) == (Alu.FP_MUL1, "f32", "MulF(Mul1)", "f32")
+    assert [op.identity for op in IntraSliceReduceOpF32] == [0.0, float("-inf"), float("inf")]
+    assert [op.identity for op in InterSliceReduceOpI32] == [0, 0, -(2**31), 2**31 - 1]
+    assert InterSliceReduceOpF32.MUL.identity == 1.0 and InterSliceReduceOpI32.ADD_SAT.dtype == "i32"
+    assert "ERF" not in FpUnaryOp.__members__ and "ARITH_RIGHT_SHIFT_ROUND" not in FxpBinaryOp.__members__
 
 
 # -- the reference's single-stream chains (tier A and B of the vector tests) -------------------
@@ -141,7 +161,7 @@ def test_the_reduce_paths_in_both_orders() -> None:
     # InterFirst: reduce, then tag, then AddFxp 100 (the reference's vru-then-vau).
     s = vector_inter_slice_reduce(vector_init("i32"), InterSliceReduceOpI32.ADD_SAT)
     assert s.order is VeOrder.INTER_FIRST
-    s = vector_stash(vector_intra_slice_tag(s, TagMode.ZERO, packet=FLIT))
+    s = vector_stash(vector_intra_slice_tag(s, packet=FLIT))
     s = vector_final(vector_fxp(s, FxpBinaryOp.ADD_FXP, STASH))
     assert s.order is VeOrder.INTER_FIRST and s.stage is VeStage.FINAL
     # IntraFirst: widen back to Way8, then reduce across slices.
@@ -199,13 +219,13 @@ def test_stage_order() -> None:
 
 def test_ve_order_each_block_once() -> None:
     s = vector_inter_slice_reduce(vector_init("f32"), InterSliceReduceOpF32.MAX)
-    s = vector_clip(vector_intra_slice_tag(s, TagMode.ZERO, packet=FLIT), ClipBinaryOpF32.MAX, F)
+    s = vector_clip(vector_intra_slice_tag(s, packet=FLIT), ClipBinaryOpF32.MAX, F)
     error = refused(lambda: vector_inter_slice_reduce(s, InterSliceReduceOpF32.MAX))
     assert (error.stage, error.rule) == ("vector_inter_slice_reduce", "VeOrder")
     assert error.detail == ("vector_inter_slice_reduce: the inter-slice reducer was already entered in this pass "
                             "(InterFirst); each block runs at most once")
     s = vector_inter_slice_reduce(vector_clip(tagged("f32"), ClipBinaryOpF32.MAX, F), InterSliceReduceOpF32.ADD)
-    error = refused(lambda: vector_intra_slice_tag(s, TagMode.ZERO, packet=FLIT))
+    error = refused(lambda: vector_intra_slice_tag(s, packet=FLIT))
     assert error.detail == ("vector_intra_slice_tag: the intra-slice chain was already entered in this pass "
                             "(IntraFirst); each block runs at most once")
 
@@ -219,7 +239,7 @@ def test_way_of_stage_and_the_exits() -> None:
     assert error.detail == "vector_fp_to_fxp: stage FpToFxp runs at Way8, but the stream is at Way4"
     error = refused(lambda: vector_final(s))
     assert (error.rule, error.detail) == ("ExitWay8", "vector_final: a pass ends at Way8, but the stream is at Way4")
-    error = refused(lambda: vector_intra_slice_tag(vector_init("f32"), TagMode.ZERO, packet=parse("A % 4", {"A": 8})))
+    error = refused(lambda: vector_intra_slice_tag(vector_init("f32"), packet=parse("A % 4", {"A": 8})))
     assert (error.rule, error.detail) == (
         "Way8Entry", "vector_intra_slice_tag: the intra-slice chain takes a packet of 8 elements (one flit), got 4 in A % 4")
 
@@ -301,7 +321,7 @@ def test_an_fxp_chain_is_refused_exactly_when_an_alu_repeats(ops: list[FxpBinary
 
 
 STEPS: list[Callable[[VectorState], VectorState]] = [
-    lambda s: vector_intra_slice_tag(s, TagMode.ZERO, packet=FLIT),
+    lambda s: vector_intra_slice_tag(s, packet=FLIT),
     lambda s: vector_logic(s, LogicBinaryOpI32.BIT_XOR, I),
     lambda s: vector_fxp(s, FxpBinaryOp.MUL_INT, I),
     lambda s: vector_fxp_to_fp(s, 31),

@@ -57,6 +57,10 @@ class _Op(enum.Enum):
         self.reference = name
         self.alu = alu
 
+    @property
+    def dtype(self) -> str:
+        return op_dtype(self)
+
 
 class LogicBinaryOpI32(_Op):
     BIT_AND = ("BitAnd", Alu.LOGIC_AND)
@@ -119,6 +123,10 @@ class MulF:
     def reference(self) -> str:
         return f"MulF({self.on.name.capitalize()})"
 
+    @property
+    def dtype(self) -> str:
+        return F32
+
 
 class FpBinaryOp(enum.Enum):
     """``ADD_F``, ``SUB_F`` and ``DIV_F`` are ops; ``MUL_F`` is called with its multiplier to make one."""
@@ -141,6 +149,10 @@ class FpBinaryOp(enum.Enum):
     @property
     def reference(self) -> str:
         return str(self.value)
+
+    @property
+    def dtype(self) -> str:
+        return F32
 
 
 _FP_BINARY_ALU: Final = {FpBinaryOp.ADD_F: Alu.FP_FMA, FpBinaryOp.SUB_F: Alu.FP_FMA, FpBinaryOp.DIV_F: Alu.FP_FPU}
@@ -192,6 +204,10 @@ class _Reduce(enum.Enum):
     def __init__(self, name: str, identity: float) -> None:
         self.reference = name
         self.identity = identity
+
+    @property
+    def dtype(self) -> str:
+        return op_dtype(self)
 
 
 class IntraSliceReduceOpI32(_Reduce):

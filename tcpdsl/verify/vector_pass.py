@@ -33,7 +33,6 @@ from tcpdsl.verify.vector_ops import (
     IntraReduceOp,
     LogicBinaryOpF32,
     LogicBinaryOpI32,
-    TagMode,
     fp_binary_alu,
     op_dtype,
 )
@@ -285,8 +284,8 @@ def vector_init(dtype: str) -> VectorState:
     return VectorState(stage=VeStage.INIT, way=WAY8, dtype=dtype)
 
 
-def vector_intra_slice_tag(state: VectorState, mode: TagMode, *, packet: Mapping) -> VectorState:
-    """Enter the intra-slice chain: every tag set by ``mode`` (only ``TagMode.ZERO`` for now)."""
+def vector_intra_slice_tag(state: VectorState, *, packet: Mapping) -> VectorState:
+    """Enter the intra-slice chain (its TagMode sets the tags, which the state does not follow)."""
     method = VectorStage.VECTOR_INTRA_SLICE_TAG
     _stage_order(method, state, VeStage.TAG)
     state = _enter(method, state, Block.INTRA)
