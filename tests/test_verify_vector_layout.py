@@ -59,6 +59,22 @@ def test_the_staged_pipeline_shapes() -> None:
     assert (pad.out_packet, pad.way, pad.emits_op) == (m("A % 2 # 8"), 8, False)
 
 
+def test_the_book_semantics_examples() -> None:
+    m = scope(A=512, B=2, S=64, R=8)
+    split = verify_vector_narrow_split(time=m("S % 4"), packet=m("A % 8"), out_time=m("S % 4, A / 4 % 2"),
+                                       out_packet=m("A % 4"))
+    assert (split.out_time, split.out_packet) == (m("S % 4, A / 4 % 2"), m("A % 4"))
+    # The concat example's input: trim A % 4 # 8, then reduce R out of Time [R, A / 4 % 2].
+    trim = verify_vector_narrow_trim(time=m("R, A / 4 % 2"), packet=m("A % 4 # 8"), out_packet=m("A % 4"))
+    reduce = verify_vector_intra_slice_reduce(IntraSliceReduceOpI32.ADD_SAT, reduce="R", slice=m("S / 4 # 256"),
+                                              time=trim.out_time, packet=trim.out_packet, out_time=m("A / 4 % 2"),
+                                              out_packet=m("A % 4"))
+    assert reduce == IntraReduceParams(inner_time=2, time_steps=8, tree=False)
+    concat = verify_vector_widen_concat(time=m("A / 4 % 2"), packet=m("A % 4"), out_time=m("1"),
+                                        out_packet=m("A % 8"))
+    assert (concat.out_time, concat.out_packet) == (m("1"), m("A % 8"))
+
+
 def test_split_rules() -> None:
     m = scope(A=512, T=4)
     error = refused(lambda: verify_vector_narrow_split(time=m("T"), packet=m("A % 4"), out_time=m("T"),

@@ -3,8 +3,9 @@
 A :class:`VectorState` is where a pass stands: its stage, way, dtype, the ALUs it has used, the
 stash and the order of its two blocks. Each method of the pass is one function here that takes the
 state and returns the next one, or raises the rule it breaks. The checks run in one order for every
-method: ``StageOrder``, ``VeOrder``, ``WayOfStage``, ``Way8Entry``, ``Dtype`` (the stream's, then
-each operand's), the stash rules, then ``AluOnce``. The layouts of narrow, widen and the reduces are
+method: ``MulAlu`` (when the op names its ALU), ``StageOrder``, ``VeOrder``, ``WayOfStage``,
+``Way8Entry``, ``Dtype`` (the stream's, then each operand's), ``IntWidth``, the stash rules, then
+``AluOnce``. The layouts of narrow, widen and the reduces are
 checked by their own verifiers; the tensor classes call both. An op's argument mode changes
 nothing here: it only says which inputs the op reads.
 """
