@@ -357,3 +357,17 @@ def test_vrf_operand_broadcasts_by_axis_name() -> None:
     error = refused(lambda: verify_vrf_operand("vector_clip", element=m("A"), chip=one, cluster=one, slice=m("T"),
                                                time=m("H / 4"), packet=m("H % 4")))
     assert error.detail.endswith("holds axis A, but the stream does not hold it")
+
+
+def test_the_book_full_sum() -> None:
+    # R = 8192 over Slice [R / 32], Time [R % 32 / 4] and Packet [R % 4 # 8]: reduce inside each slice, then across.
+    m = scope(R=8192)
+    trim = verify_vector_narrow_trim(time=m("R % 32 / 4"), packet=m("R % 4 # 8"), out_packet=m("R % 4"))
+    intra = verify_vector_intra_slice_reduce(IntraSliceReduceOpI32.ADD_SAT, reduce="R", slice=m("R / 32"),
+                                             time=trim.out_time, packet=trim.out_packet, out_time=m("1"),
+                                             out_packet=m("1 # 4"))
+    assert intra == IntraReduceParams(inner_time=1, time_steps=8, tree=True)
+    pad = verify_vector_widen_pad(time=m("1"), packet=m("1 # 4"), out_packet=m("1 # 8"))
+    assert pad.out_packet == m("1 # 8")
+    inter = verify_vector_inter_slice_reduce(slice=m("R / 32"), time=m("1"), out_slice=m("1 # 256"), out_time=m("1"))
+    assert inter == InterReduceParams(ratio=256, promoted=1, broadcast=1)
