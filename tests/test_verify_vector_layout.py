@@ -244,6 +244,21 @@ def test_padding_only_by_the_identity() -> None:
     assert whole.tree
 
 
+def test_the_valid_count_generator_cases_wait_for_it() -> None:
+    # The VCG chapter's reduce_time_only (R = 12 as R # 16) and reduce_packet_only (R = 3 as R # 4): the
+    # hardware masks the padding with valid counts, which tcpdsl does not model yet, so both are refused.
+    m = scope(X=4, A=256, R=12)
+    error = refused(lambda: verify_vector_intra_slice_reduce(
+        IntraSliceReduceOpI32.ADD_SAT, reduce="R", slice=m("X, A / 4"), time=m("R # 16"), packet=m("A % 4"),
+        out_time=m("1"), out_packet=m("A % 4")))
+    assert error.rule == "Padding"
+    m = scope(X=4, A=128, R=3)
+    error = refused(lambda: verify_vector_intra_slice_reduce(
+        IntraSliceReduceOpF32.ADD, reduce="R", slice=m("X, A / 2"), time=m("1"), packet=m("R # 4"), out_time=m("1"),
+        out_packet=m("1 # 4")))
+    assert error.rule == "Padding" and "(0.0)" in error.detail
+
+
 def test_reduce_label_rules() -> None:
     m = scope(R=4, A=4, B=2)
     error = refused(lambda: verify_vector_intra_slice_reduce(

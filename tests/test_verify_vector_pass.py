@@ -297,9 +297,22 @@ def test_stash_rules() -> None:
         "DroppedByInter",
         "vector_inter_slice_reduce: the stash holds a value that was never read, and the inter-slice reducer "
         "discards it")
-    s = vector_narrow_trim(vector_stash(tagged("f32")))
+    s = vector_stash(vector_narrow_trim(tagged("f32")))
     error = refused(lambda: vector_fp_ternary(s, FpTernaryOp.FMA_F, (STASH, STASH)))
-    assert error.rule == "SameWay"
+    assert (error.rule, error.detail) == (
+        "ReadOnce", "vector_fp_ternary: the stash is read once after one vector_stash, but the stash was already read")
+    # A Way4 stash read back at Way8.
+    error = refused(lambda: vector_clip(vector_widen_pad(s), ClipBinaryOpF32.MAX, STASH))
+    assert (error.rule, error.detail) == ("SameWay", "vector_clip: the stash was written at Way4 but is read at Way8")
+
+
+def test_the_reduce_ops_pick_the_dtype() -> None:
+    error = refused(lambda: vector_inter_slice_reduce(vector_init("f32"), InterSliceReduceOpI32.ADD_SAT))
+    assert (error.rule, error.detail) == (
+        "Dtype", "vector_inter_slice_reduce: the stream's dtype for this reduce op must be i32, got f32")
+    s = vector_narrow_trim(tagged("i32"))
+    error = refused(lambda: vector_intra_slice_reduce(s, IntraSliceReduceOpF32.ADD))
+    assert error.detail == "vector_intra_slice_reduce: the stream's dtype for this op must be f32, got i32"
 
 
 # -- laws --------------------------------------------------------------------------------------
