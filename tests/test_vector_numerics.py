@@ -7,9 +7,11 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.vector_ops import (
     binary,
     f32,
@@ -177,6 +179,13 @@ def test_saturation_and_abs_picks() -> None:
     assert binary(ClipBinaryOpI32.ABS_MIN, [-3, 5, I32_MIN, 2], [2, -5, I32_MAX, -2]).tolist() == [2, -5, I32_MAX, -2]
     assert binary(ClipBinaryOpI32.ABS_MAX, [-3, I32_MIN], [2, I32_MAX]).tolist() == [-3, I32_MIN]
     assert binary(ClipBinaryOpF32.ABS_MAX, [-3.0, 1.0], [2.0, -1.5]).tolist() == [-3.0, -1.5]
+
+
+def test_a_bare_mul_f_is_refused_by_name() -> None:
+    with pytest.raises(LayoutError) as info:
+        binary(FpBinaryOp.MUL_F, [1.0], [2.0])
+    assert (info.value.stage, info.value.rule) == ("vector_fp_binary", "MulAlu")
+    assert binary(FpBinaryOp.MUL_F(FpMulAlu.MUL1), [1.5], [2.0]).tolist() == [3.0]
 
 
 def test_q31_multiply() -> None:

@@ -33,6 +33,7 @@ from tcpdsl.verify.vector_ops import (
     MulF,
     ReduceOp,
     TernaryArgMode,
+    fp_binary_alu,
     op_dtype,
 )
 
@@ -171,6 +172,8 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
            mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
     """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``."""
     dtype = op_dtype(op)
+    if isinstance(op, FpBinaryOp):
+        fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
     if isinstance(op, LogicBinaryOpF32):
         a, b = _arguments(mode, _bits(stream), _bits(operand))
         return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
