@@ -386,3 +386,29 @@ def test_the_book_full_sum() -> None:
     assert pad.out_packet == m("1 # 8")
     inter = verify_vector_inter_slice_reduce(slice=m("R / 32"), time=m("1"), out_slice=m("1 # 256"), out_time=m("1"))
     assert inter == InterReduceParams(ratio=256, promoted=1, broadcast=1)
+
+
+TEXTS = ["1", "1 # 4", "1 # 8", "R", "A % 8", "A % 4", "A / 4 % 2", "R, A % 4", "A % 2 # 8", "A % 2 # 4", "R / 4",
+         "R % 4", "R # 16", "R #{0} 16", "A / 8, R", "A / 8, 1 # 4", "B, A / 8", "R / 2, B", "A / 32 # 64", "B, X"]
+LAYOUT = st.sampled_from(TEXTS)
+
+
+@given(LAYOUT, LAYOUT, LAYOUT, LAYOUT, LAYOUT)
+def test_any_layouts_give_parameters_or_a_named_rule(a: str, b: str, c: str, d: str, e: str) -> None:
+    m = scope(A=512, R=12, B=4, X=2)
+    checks: list[Callable[[], object]] = [
+        lambda: verify_vector_narrow_split(time=m(a), packet=m(b), out_time=m(c), out_packet=m(d)),
+        lambda: verify_vector_narrow_trim(time=m(a), packet=m(b), out_packet=m(d)),
+        lambda: verify_vector_widen_concat(time=m(a), packet=m(b), out_time=m(c), out_packet=m(d)),
+        lambda: verify_vector_widen_pad(time=m(a), packet=m(b), out_packet=m(d)),
+        lambda: verify_vector_intra_slice_reduce(IntraSliceReduceOpF32.ADD, reduce="R", slice=m(e), time=m(a),
+                                                 packet=m(b), out_time=m(c), out_packet=m(d)),
+        lambda: verify_vector_inter_slice_reduce(slice=m(a), time=m(b), out_slice=m(c), out_time=m(d)),
+        lambda: verify_vrf_operand("vector_clip", element=m(a), chip=m("1"), cluster=m("1"), slice=m(e), time=m(b),
+                                   packet=m(c)),
+    ]
+    for check in checks:
+        try:
+            check()
+        except LayoutError as error:
+            assert error.stage.startswith("vector_") and error.detail.startswith(error.stage)
