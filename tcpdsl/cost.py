@@ -29,6 +29,10 @@ from tcpdsl.verify.constants import (
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.inter_reduce import InterReduceParams
+from tcpdsl.verify.intra_reduce import IntraReduceParams
+from tcpdsl.verify.vector_pass import VectorState
+from tcpdsl.verify.vector_way import HALF_FLIT, ONE_FLIT
 
 # The collect side delivers at most one 32-byte flit per cycle, and that fetch rate caps the
 # Stream Adapter (docs/cost-model.md, Constants).
@@ -275,3 +279,54 @@ def describe(cost: KernelCost) -> str:
     if cost.accumulator_use is not None:
         lines.append(f"accumulator: {cost.accumulator_cells} cells ({100 * cost.accumulator_use:.1f}%)")
     return "\n".join(lines)
+
+
+# --- The vector engine (docs/cost-model.md, "The vector engine") ---------------------------------
+# A pass is a pipeline too: its Way8 stages (Logic, Fxp, Clip, the conversions) take 8 elements a
+# cycle, its Way4 stages (Fp, the intra-slice reduce, FpDiv) 4. A narrow split doubles Time, so the
+# float path then streams twice as many cycles; a trim keeps Time and leaves half of each flit idle.
+VE_WAY8_ELEMENTS_PER_CYCLE: Final = 8
+VE_WAY4_ELEMENTS_PER_CYCLE: Final = 4
+# Every ALU a pass uses adds one cycle before the first output.
+VE_ALU_LATENCY_CYCLES: Final = 1
+# The inter-slice reducer's tail is about one trip around the ring of its group. **Assumption:** one
+# cycle per slice of the group (the book gives only O(r)).
+VE_RING_CYCLES_PER_SLICE: Final = 1
+
+
+@dataclass(frozen=True)
+class VectorPassCost:
+    """One vector pass on one slice: ``cycles`` streaming and ``latency`` before its first output."""
+
+    cycles: int
+    latency: int
+    notes: tuple[str, ...]
+
+
+def vector_pass_cost(
+    state: VectorState,
+    *,
+    way8_time: Mapping,
+    way4_time: Mapping | None = None,
+    reduce: IntraReduceParams | None = None,
+    inter: InterReduceParams | None = None,
+) -> VectorPassCost:
+    """The pass's streaming cycles (its slower way) and its latency: the ALUs it used, the intra-slice
+    reduce's wait for its reduced time steps, and the inter-slice reducer's ring."""
+    # Elements streamed over the rate: a Way8 step carries a flit of 8, a Way4 step half of one.
+    way8 = -(-way8_time.size * ONE_FLIT // VE_WAY8_ELEMENTS_PER_CYCLE)
+    way4 = 0 if way4_time is None else -(-way4_time.size * HALF_FLIT // VE_WAY4_ELEMENTS_PER_CYCLE)
+    alus = len(state.alus) * VE_ALU_LATENCY_CYCLES
+    notes = [f"{len(state.alus)} ALU{_s(len(state.alus))}: {', '.join(sorted(state.alus)) or 'none'}"]
+    latency = alus
+    if reduce is not None:
+        latency += reduce.time_steps
+        notes.append(f"intra-slice reduce waits {reduce.time_steps} flit cycle{_s(reduce.time_steps)} "
+                     f"({reduce.inner_time} accumulator slot{_s(reduce.inner_time)})")
+    if inter is not None:
+        ring = inter.ratio * VE_RING_CYCLES_PER_SLICE
+        latency += ring
+        notes.append(f"inter-slice reduce over {inter.ratio} slice{_s(inter.ratio)}: {ring} cycles of ring")
+    if way4 > way8:
+        notes.append(f"the Way4 float path streams {way4} cycles against {way8} at Way8")
+    return VectorPassCost(cycles=max(way8, way4), latency=latency, notes=tuple(notes))

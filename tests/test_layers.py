@@ -22,13 +22,14 @@ LAYERS: dict[str, int] = {
     "cost": 4,
     "pictures": 4,
     "mx": 4,
-    "tensors": 5,
-    "evaluate": 6,
-    "planner": 7,
-    "static": 7,
-    "cli": 8,
-    "mypy_plugin": 8,
-    "__main__": 9,
+    "numerics": 5,
+    "tensors": 6,
+    "evaluate": 7,
+    "planner": 8,
+    "static": 8,
+    "cli": 9,
+    "mypy_plugin": 9,
+    "__main__": 10,
 }
 FACADE = "__init__"  # tcpdsl/__init__.py loads the public names lazily from every layer.
 

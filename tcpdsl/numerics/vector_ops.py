@@ -1,0 +1,282 @@
+"""The vector engine's ops on whole numpy arrays, with the RNGD rules (docs/runtime.md §3.9).
+
+f32 arithmetic flushes subnormal inputs and results to a zero of their own sign and writes every
+NaN as 0x7fc00000; the bit operations and ``reinterpret`` leave bits alone. i32 ops wrap or
+saturate as their names say. A shift count is the operand read as an unsigned number; a count of 32
+or more shifts every bit out (an arithmetic right shift then leaves the sign). Reduces fold in index
+order along the axes given, as the accumulator does over Time; ``reduce_tree4`` is the packet's
+two-level tree.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.verify.vector_ops import (
+    I32,
+    I32_MAX,
+    I32_MIN,
+    BinaryArgMode,
+    BinaryOp,
+    ClipBinaryOpF32,
+    ClipBinaryOpI32,
+    FpBinary,
+    FpBinaryOp,
+    FpTernaryOp,
+    FpUnaryOp,
+    FxpBinaryOp,
+    LogicBinaryOpF32,
+    LogicBinaryOpI32,
+    MulF,
+    ReduceOp,
+    TernaryArgMode,
+    fp_binary_alu,
+    op_dtype,
+)
+
+Array = npt.NDArray[Any]
+
+CANONICAL_NAN: Final = np.uint32(0x7FC00000)
+_EXPONENT: Final = np.uint32(0x7F800000)
+_MANTISSA: Final = np.uint32(0x007FFFFF)
+_SIGN: Final = np.uint32(0x80000000)
+_WORD: Final = 32
+
+
+def f32(x: object) -> Array:
+    """``x`` as an f32 array with the RNGD rules applied (a fresh array)."""
+    out = np.array(x, dtype=np.float32)
+    bits = out.view(np.uint32)
+    exponent = bits & _EXPONENT
+    nan = (exponent == _EXPONENT) & ((bits & _MANTISSA) != 0)
+    bits[...] = np.where(nan, CANONICAL_NAN, np.where(exponent == 0, bits & _SIGN, bits))
+    return out
+
+
+def i32(x: object) -> Array:
+    """``x`` as an i32 array, wrapping (a fresh array)."""
+    return np.array(np.asarray(x).astype(np.int64) & 0xFFFFFFFF, dtype=np.uint32).view(np.int32)
+
+
+def _saturate(x: Array) -> Array:
+    return np.clip(x, I32_MIN, I32_MAX).astype(np.int32)
+
+
+def _count(b: Array) -> Array:
+    """A shift count: the operand's bits read unsigned, capped at 32 (every bit shifted out)."""
+    return np.minimum(i32(b).view(np.uint32).astype(np.int64), _WORD)
+
+
+def _shift_left(a: Array, b: Array) -> Array:
+    return i32(i32(a).astype(np.int64) << _count(b))
+
+
+def _logic_right(a: Array, b: Array) -> Array:
+    return i32(i32(a).view(np.uint32).astype(np.int64) >> _count(b))
+
+
+def _arith_right(a: Array, b: Array) -> Array:
+    return i32(i32(a).astype(np.int64) >> np.minimum(_count(b), _WORD - 1))
+
+
+def _bits(a: object) -> Array:
+    return np.array(a, dtype=np.float32).view(np.uint32)
+
+
+def mul_fxp(a: object, b: object) -> Array:
+    """Q31 multiply ``((a * b >> 30) + 1) >> 1``, rounding to nearest; ``MIN * MIN`` gives MAX."""
+    x, y = i32(a).astype(np.int64), i32(b).astype(np.int64)
+    product = ((x * y >> 30) + 1) >> 1
+    return _saturate(product)
+
+
+def _abs_pick(a: Array, b: Array, smaller: bool) -> Array:
+    """AbsMin/AbsMax: whichever operand has the smaller (larger) magnitude, ``b`` on a tie or a NaN."""
+    wide = (lambda v: np.abs(v.astype(np.int64))) if a.dtype == np.int32 else np.abs
+    with np.errstate(invalid="ignore"):
+        pick_a = wide(a) < wide(b) if smaller else wide(a) > wide(b)
+    return np.where(pick_a, a, b)
+
+
+_INT_BINARY: Final[dict[object, Any]] = {
+    LogicBinaryOpI32.BIT_AND: lambda a, b: a & b,
+    LogicBinaryOpI32.BIT_OR: lambda a, b: a | b,
+    LogicBinaryOpI32.BIT_XOR: lambda a, b: a ^ b,
+    LogicBinaryOpI32.LEFT_SHIFT: _shift_left,
+    LogicBinaryOpI32.LOGIC_RIGHT_SHIFT: _logic_right,
+    LogicBinaryOpI32.ARITH_RIGHT_SHIFT: _arith_right,
+    FxpBinaryOp.ADD_FXP: lambda a, b: i32(a.astype(np.int64) + b),
+    FxpBinaryOp.ADD_FXP_SAT: lambda a, b: _saturate(a.astype(np.int64) + b),
+    FxpBinaryOp.SUB_FXP: lambda a, b: i32(a.astype(np.int64) - b),
+    FxpBinaryOp.SUB_FXP_SAT: lambda a, b: _saturate(a.astype(np.int64) - b),
+    FxpBinaryOp.LEFT_SHIFT: _shift_left,
+    FxpBinaryOp.LEFT_SHIFT_SAT: lambda a, b: _saturate(a.astype(np.int64) << np.minimum(_count(b), _WORD)),
+    FxpBinaryOp.MUL_FXP: mul_fxp,
+    FxpBinaryOp.MUL_INT: lambda a, b: i32(a.astype(np.int64) * b),
+    FxpBinaryOp.LOGIC_RIGHT_SHIFT: _logic_right,
+    FxpBinaryOp.ARITH_RIGHT_SHIFT: _arith_right,
+    ClipBinaryOpI32.MIN: np.minimum,
+    ClipBinaryOpI32.MAX: np.maximum,
+    ClipBinaryOpI32.ABS_MIN: lambda a, b: _abs_pick(a, b, True),
+    ClipBinaryOpI32.ABS_MAX: lambda a, b: _abs_pick(a, b, False),
+    ClipBinaryOpI32.ADD_FXP: lambda a, b: i32(a.astype(np.int64) + b),
+    ClipBinaryOpI32.ADD_FXP_SAT: lambda a, b: _saturate(a.astype(np.int64) + b),
+}
+
+_BIT_BINARY: Final[dict[object, Any]] = {
+    LogicBinaryOpF32.BIT_AND: np.bitwise_and,
+    LogicBinaryOpF32.BIT_OR: np.bitwise_or,
+    LogicBinaryOpF32.BIT_XOR: np.bitwise_xor,
+}
+
+# f32 min/max return the other operand when one is NaN, as the ALUs do.
+_FLOAT_BINARY: Final[dict[object, Any]] = {
+    FpBinaryOp.ADD_F: np.add,
+    FpBinaryOp.SUB_F: np.subtract,
+    FpBinaryOp.DIV_F: np.divide,
+    ClipBinaryOpF32.ADD: np.add,
+    ClipBinaryOpF32.MIN: np.fmin,
+    ClipBinaryOpF32.MAX: np.fmax,
+    ClipBinaryOpF32.ABS_MIN: lambda a, b: _abs_pick(a, b, True),
+    ClipBinaryOpF32.ABS_MAX: lambda a, b: _abs_pick(a, b, False),
+}
+
+_UNARY: Final[dict[FpUnaryOp, Any]] = {
+    FpUnaryOp.EXP: np.exp,
+    FpUnaryOp.NEG_EXP: lambda x: np.exp(-x),
+    FpUnaryOp.SQRT: np.sqrt,
+    FpUnaryOp.TANH: np.tanh,
+    FpUnaryOp.SIGMOID: lambda x: np.float32(1) / (np.float32(1) + np.exp(-x)),
+    FpUnaryOp.LOG: np.log,
+    FpUnaryOp.SIN: np.sin,
+    FpUnaryOp.COS: np.cos,
+}
+
+
+def fp_unary(op: FpUnaryOp, x: object) -> Array:
+    """``op(x)`` on f32."""
+    with np.errstate(all="ignore"):
+        return f32(_UNARY[op](f32(x)))
+
+
+def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
+    stream, operand = np.broadcast_arrays(s, o)  # the result has the stream's shape, whatever the mode
+    picks = {"s": stream, "o": operand}
+    return picks[mode.value[0]], picks[mode.value[1]]
+
+
+def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
+           mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
+    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``."""
+    dtype = op_dtype(op)
+    if isinstance(op, FpBinaryOp):
+        fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
+    if isinstance(op, LogicBinaryOpF32):
+        a, b = _arguments(mode, _bits(stream), _bits(operand))
+        return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
+    if dtype == I32:
+        a, b = _arguments(mode, i32(stream), i32(operand))
+        return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
+    a, b = _arguments(mode, f32(stream), f32(operand))
+    function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
+    with np.errstate(all="ignore"):
+        return f32(function(a, b))
+
+
+def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
+    """The FpDiv stage: ``stream / operand`` (by default) on f32."""
+    return binary(FpBinaryOp.DIV_F, stream, operand, mode)
+
+
+def fma(a: object, b: object, c: object) -> Array:
+    """``a * b + c`` on f32 with one rounding.
+
+    The product of two f32 is exact in f64; the sum is then rounded to odd in f64 (its error found by
+    a two-sum), and rounding that to f32 gives the correctly rounded fused result.
+    """
+    x, y, z = np.broadcast_arrays(f32(a), f32(b), f32(c))
+    with np.errstate(all="ignore"):
+        p = x.astype(np.float64) * y.astype(np.float64)
+        s = p + z
+        back = s - p
+        error = (p - (s - back)) + (z - back)
+        even = (s.view(np.uint64) & np.uint64(1)) == 0
+        inexact = (error != 0) & even & np.isfinite(s)
+        s = np.where(inexact, np.nextafter(s, np.where(error > 0, np.inf, -np.inf)), s)
+        return f32(s.astype(np.float32))
+
+
+def fp_ternary(op: FpTernaryOp, stream: object, o0: object, o1: object,
+               mode: TernaryArgMode = TernaryArgMode.MODE012) -> Array:
+    """``FMA_F`` with its inputs picked by ``mode`` (MODE012 is ``stream * o0 + o1``)."""
+    s, x, y = np.broadcast_arrays(f32(stream), f32(o0), f32(o1))
+    picks = {"s": s, "0": x, "1": y}
+    first, second, third = (picks[c] for c in mode.value)
+    return fma(first, second, third)
+
+
+def fxp_to_fp(x: object, int_width: int) -> Array:
+    """An i32 read as fixed point with ``int_width`` integer bits, rounded to the nearest f32 (ties to even)."""
+    scaled = i32(x).astype(np.float64) / float(2 ** (31 - int_width))  # exact: a power-of-two scale
+    return f32(scaled.astype(np.float32))
+
+
+def fp_to_fxp(x: object, int_width: int) -> Array:
+    """An f32 times ``2**(31 - int_width)``, rounded half away from zero and saturated; NaN goes to MAX or MIN
+    by its sign bit."""
+    raw = np.array(x, dtype=np.float32)
+    negative = (raw.view(np.uint32) & _SIGN) != 0
+    value = f32(raw).astype(np.float64) * float(2 ** (31 - int_width))
+    with np.errstate(invalid="ignore"):
+        rounded = np.where(value >= 0, np.floor(value + 0.5), np.ceil(value - 0.5))
+    rounded = np.where(np.isnan(rounded), np.where(negative, I32_MIN, I32_MAX), rounded)
+    return np.clip(rounded, I32_MIN, I32_MAX).astype(np.int32)
+
+
+def reinterpret(x: object, dtype: str) -> Array:
+    """The same 32 bits read as ``dtype`` (``"i32"`` or ``"f32"``)."""
+    raw = np.ascontiguousarray(x)
+    return raw.view(np.int32 if dtype == I32 else np.float32).copy()
+
+
+def identity(op: ReduceOp) -> Array:
+    """The identity of a reduce op as a 0-d array of its dtype."""
+    if op_dtype(op) == I32:
+        return np.array(op.identity, dtype=np.int32)
+    return np.array(op.identity, dtype=np.float32)
+
+
+def _combine(op: ReduceOp, acc: Array, x: Array) -> Array:
+    name = op.reference
+    if op_dtype(op) == I32:
+        total = acc.astype(np.int64) + x
+        if name == "Add":
+            return i32(total)
+        if name == "AddSat":
+            return _saturate(total)
+        return np.maximum(acc, x) if name == "Max" else np.minimum(acc, x)
+    with np.errstate(all="ignore"):
+        combined = {"Add": np.add, "Mul": np.multiply, "Max": np.fmax, "Min": np.fmin}[name](acc, x)
+    return f32(combined)
+
+
+def _converted(op: ReduceOp, x: object) -> Array:
+    return i32(x) if op_dtype(op) == I32 else f32(x)
+
+
+def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
+    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation)."""
+    values = np.moveaxis(_converted(op, x), axis, 0)
+    acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
+    for step in values:
+        acc = _combine(op, acc, step)
+    return acc
+
+
+def reduce_tree4(op: ReduceOp, x: object, axis: int) -> Array:
+    """The packet tree ``op(op(a, b), op(c, d))`` along an ``axis`` of length 4."""
+    a, b, c, d = np.moveaxis(_converted(op, x), axis, 0)
+    return _combine(op, _combine(op, a, b), _combine(op, c, d))
