@@ -28,6 +28,8 @@ from tcpdsl.verify.constants import (
 )
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+from tcpdsl.verify.switch import SwitchParams
+from tcpdsl.verify.transpose import TransposeParams
 from tcpdsl.verify.stage import Stage
 
 # The collect side delivers at most one 32-byte flit per cycle, and that fetch rate caps the
@@ -275,3 +277,22 @@ def describe(cost: KernelCost) -> str:
     if cost.accumulator_use is not None:
         lines.append(f"accumulator: {cost.accumulator_cells} cells ({100 * cost.accumulator_use:.1f}%)")
     return "\n".join(lines)
+
+
+# -- switch and transpose engines (docs/cost-model.md "Switch and transpose") --------------------
+
+
+def switch_cycles(params: SwitchParams) -> int:
+    """Every sub-ring passes each packet once round its ``ring_size`` routers, one flit a cycle; the
+    sub-rings run in parallel."""
+    return params.ring_size * params.time_steps * params.flits_per_packet
+
+
+def transpose_cycles(params: TransposeParams) -> int:
+    """Each of the ``iterations`` fills the matrix with ``in_flits`` flits and drains ``out_rows`` rows.
+    With two 16-column buffers the fill of one iteration overlaps the drain of the last."""
+    in_flits = params.in_rows * params.in_cols // params.valid_size
+    n = params.iterations
+    if params.double_buffered:
+        return in_flits + (n - 1) * max(in_flits, params.out_rows) + params.out_rows
+    return n * (in_flits + params.out_rows)
