@@ -1,0 +1,333 @@
+"""The switch engine's pure verifier: the reference's fixtures, its unit cases and the book's cycles."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpdsl.algebra import parse
+from tcpdsl.cost import switch_cycles
+from tcpdsl.errors import LayoutError
+from tcpdsl.verify.switch import SwitchParams, verify_switch
+from tcpdsl.verify.switch_custom import check_custom
+from tcpdsl.verify.switch_config import (
+    Broadcast01,
+    Broadcast1,
+    CustomBroadcast,
+    Forwarding,
+    InterTranspose,
+    SwitchConfig,
+    Transpose,
+    TransposedBroadcast1,
+)
+
+FIXTURE = dict(A=8, B=32, C=256, D=64, E=1024, F=1024, G=32)
+
+
+def run(config: SwitchConfig, slice_: str, time: str, out_slice: str, out_time: str, sizes: dict[str, int] = FIXTURE,
+        dtype: str = "i8", packet: str = "B") -> SwitchParams:
+    p = lambda text: parse(text, sizes)  # noqa: E731
+    return verify_switch(dtype, config, cluster=p("1 # 2"), slice=p(slice_), time=p(time), packet=p(packet),
+                         out_slice=p(out_slice), out_time=p(out_time))
+
+
+def refused(config: SwitchConfig, *args: str, **kwargs: dict[str, int]) -> LayoutError:
+    with pytest.raises(LayoutError) as caught:
+        run(config, *args, **kwargs)  # type: ignore[arg-type]
+    assert caught.value.stage == "switch"
+    return caught.value
+
+
+VALID = [
+    (Broadcast1(slice1=4, slice0=4), "C", "A", "C / 16, 1 # 4, C % 4", "A, C / 4 % 4", 16),
+    (Broadcast1(slice1=4, slice0=64), "C", "A", "1 # 4, C % 64", "A, C / 64", 256),
+    (Broadcast01(slice1=256, slice0=1, time0=1), "E / 4", "1", "F / 4", "E / 4", 256),
+    (Broadcast01(slice1=2, slice0=2, time0=2), "C", "A", "C / 4, D % 4", "A / 2, C / 2 % 2, A % 2, C % 2", 4),
+    (Broadcast01(slice1=2, slice0=2, time0=1), "C", "A", "C / 4, 1 # 4", "A, C / 2 % 2, C % 2", 4),
+    (Transpose(slice1=32, slice0=2), "C", "A", "C / 64, C % 2, C / 2 % 32", "A", 64),
+    (Transpose(slice1=16, slice0=8), "C / 128, C / 8 % 16, C % 8", "A", "C / 128, C % 8, C / 8 % 16", "A", 128),
+    (Transpose(slice1=4, slice0=4), "C / 16, C % 16", "A", "C / 16, C % 4, C / 4 % 4", "A", 16),
+    (InterTranspose(slice1=2, slice0=16, time0=2), "C", "A", "C / 32, A / 2 % 2, C % 16", "A / 4, A % 2, C / 16 % 2",
+     32),
+    (InterTranspose(slice1=8, slice0=32, time0=1), "C", "A", "A, C % 32", "C / 32 % 8", 256),
+    (Forwarding(), "C", "A", "C", "A", 1),
+]
+
+
+@pytest.mark.parametrize("config, slice_, time, out_slice, out_time, ring", VALID)
+def test_valid_fixtures_with_their_ring(config: SwitchConfig, slice_: str, time: str, out_slice: str, out_time: str,
+                                        ring: int) -> None:
+    params = run(config, slice_, time, out_slice, out_time)
+    assert params.ring_size == ring
+    assert params.sub_rings == 256 // ring
+
+
+# The 25 invalid switch fixtures of the reference (negative/switch_assertions.rs), each with its rule.
+INVALID = [
+    (Broadcast1(slice1=0, slice0=64), "C", "A", "C / 4, D % 4", "A, C % 4", "ZeroDimension"),
+    (Broadcast1(slice1=3, slice0=64), "C", "A", "C / 4, D % 4", "A, C % 4", "NotPowerOfTwo"),
+    (Broadcast1(slice1=4, slice0=16), "C", "A", "D % 4, C % 64", "A, C / 64", "OutputMismatch"),
+    (Broadcast1(slice1=4, slice0=64), "C", "A", "C / 64, C % 64", "A, C / 64", "BroadcastNotNew"),
+    (Broadcast1(slice1=4, slice0=64), "C", "A", "1 # 4, D % 64", "A, C / 64", "OutputMismatch"),
+    (Broadcast1(slice1=4, slice0=64), "C", "A", "1 # 4, C % 64", "A, E % 4", "OutputMismatch"),
+    (Broadcast01(slice1=2, slice0=0, time0=1), "C", "A", "C", "A", "ZeroDimension"),
+    (Broadcast01(slice1=3, slice0=2, time0=1), "C", "A", "C", "A", "NotPowerOfTwo"),
+    (Broadcast01(slice1=2, slice0=2, time0=2), "C", "A", "C / 4, D % 4", "A, C / 2 % 2, C % 2", "OutputMismatch"),
+    (Broadcast01(slice1=2, slice0=2, time0=2), "C", "A", "C / 8, D % 8", "A / 2, C / 2 % 2, A % 2, C % 2",
+     "OutputMismatch"),
+    (Broadcast01(slice1=2, slice0=2, time0=1), "C", "A", "C / 4, C % 4", "A, C / 2 % 2, C % 2", "BroadcastNotNew"),
+    (Broadcast01(slice1=2, slice0=2, time0=1), "C", "A", "C / 4, A % 4", "A, C / 2 % 2, C % 2", "BroadcastNotNew"),
+    (Broadcast01(slice1=2, slice0=2, time0=2), "C", "A", "C / 4, D % 4", "A / 2, C / 2, A % 2, C % 2",
+     "OutputMismatch"),
+    (Transpose(slice1=32, slice0=2), "C", "A", "C / 64, C % 2, C / 2 % 32", "D", "TransposeTime"),
+    (Transpose(slice1=32, slice0=2), "C", "A", "C / 64, C % 2, C / 2 % 32", "E % 8", "TransposeTime"),
+    (Transpose(slice1=16, slice0=8), "C", "A", "C % 8, C / 128, C / 8 % 16", "A", "OutputMismatch"),
+    (InterTranspose(slice1=8, slice0=32, time0=0), "C", "A", "A, C % 32", "C / 32 % 8", "ZeroDimension"),
+    (InterTranspose(slice1=3, slice0=2, time0=1), "C", "A", "C", "A", "NotPowerOfTwo"),
+    (InterTranspose(slice1=4, slice0=64, time0=3), "C", "A", "A, C % 32", "C / 32 % 8", "TimeNotDivisible"),
+    (InterTranspose(slice1=8, slice0=16, time0=2), "C / 128, C % 128", "A, B / 8", "D % 2, A, C % 16",
+     "B / 16, E % 2, C / 16 % 8", "OutputMismatch"),
+    (InterTranspose(slice1=8, slice0=16, time0=2), "D % 2, A, C % 16", "B", "D % 2, A, B / 2",
+     "B / 8, B / 4 % 2, B % 2, C / 16 % 8", "OutputMismatch"),
+    (InterTranspose(slice1=2, slice0=16, time0=2), "C / 128, C % 128", "A", "C / 32, D % 2, C % 16",
+     "A / 2, G / 16, A % 2", "OutputMismatch"),
+    (InterTranspose(slice1=2, slice0=16, time0=2), "C", "A", "C / 32, A / 2 % 2, C % 16", "A / 2, A % 2, C / 16 % 2",
+     "OutputMismatch"),
+    (InterTranspose(slice1=2, slice0=16, time0=2), "C", "A", "C / 32, A / 2 % 2, C % 16", "A / 4, A / 2 % 2, D % 2",
+     "OutputMismatch"),
+    (InterTranspose(slice1=2, slice0=16, time0=2), "C", "A", "C / 32, A / 2 % 2, C % 16", "A / 4, A % 2, D % 2",
+     "OutputMismatch"),
+]
+
+
+def test_there_are_25_invalid_fixtures() -> None:
+    assert len(INVALID) == 25
+
+
+@pytest.mark.parametrize("config, slice_, time, out_slice, out_time, rule", INVALID)
+def test_invalid_fixtures_are_refused(config: SwitchConfig, slice_: str, time: str, out_slice: str, out_time: str,
+                                      rule: str) -> None:
+    assert refused(config, slice_, time, out_slice, out_time).rule == rule
+
+
+# -- CustomBroadcast: the reference's unit cases ------------------------------------------------
+# They test the custom rules alone, as the reference's do (some of their slices are not 64 to 256 wide).
+
+
+def custom(ring: int, slice_: str, time: str, out_slice: str, out_time: str, sizes: dict[str, int]) -> int:
+    p = lambda text: parse(text, sizes)  # noqa: E731
+    return check_custom(CustomBroadcast(ring_size=ring), slice=p(slice_), time=p(time), out_slice=p(out_slice),
+                        out_time=p(out_time))
+
+
+def custom_refused(ring: int, *args: str) -> LayoutError:
+    with pytest.raises(LayoutError) as caught:
+        custom(ring, *args, UNIT)  # type: ignore[call-arg, arg-type]
+    assert caught.value.stage == "switch"
+    return caught.value
+
+UNIT = dict(A=16, B=16, C=8, D=2, E=2, P=4, Q=8, R=8, S=256, X=4, Y=2, Z=2)
+
+CUSTOM_VALID = [
+    ("S", "C", "S", "C", 1),
+    ("A, B", "C", "B % 4, B / 4, A % 4, A / 4", "C", 256),
+    ("A, B", "C", "A, B % 4, B / 4", "C", 16),
+    ("R, Q, P", "C", "R, P, Q", "C", 32),
+    ("R, Q, P", "C", "Q, R, P", "C", 256),
+    ("P # 16, Q # 16", "C", "P # 16, Q # 16", "C", 1),
+    ("R # 16, Q # 16", "C", "Q # 16, R # 16", "C", 128),
+    ("R # 16, Q # 16", "C", "Q # 32, R # 8", "C", 128),
+    ("R # 16, Q # 16", "C", "R # 16, Q # 16 % 4, Q # 16 / 4", "C", 16),
+    ("A, B", "C", "A, B / 4, X", "C, B % 4", 4),
+    ("A, B", "C", "A / 2, Y, B / 2, Z", "C, A % 2, B % 2", 32),
+    ("A, B", "C", "A % 4, A / 4, B / 4, X", "C, B % 4", 256),
+    ("R, Q, P", "C", "R, P / 2, Q, Y", "C, P % 2", 32),
+    ("R, Q, P", "C", "R, Q, P / 2, Y", "C, P % 2", 2),
+    ("R, Q, P", "C", "R / 2, Y, Q, P / 2, Z", "C, R % 2, P % 2", 64),
+    ("A, B", "C", "S", "C, A, B", 256),
+    ("A, B", "C # 32", "A, B / 4, X", "C # 32, B % 4", 4),
+    ("P # 8, Q # 32", "C", "P # 8, Q # 32 / 4, X", "C, Q # 32 % 4", 4),
+    ("P # 32, Q", "C", "P # 32, Q / 4, X", "C, Q % 4", 4),
+    ("P # 16, Q # 16", "C", "P # 16, Q # 16 / 4, X", "C, Q # 16 % 4", 4),
+    ("P # 8, Q # 32", "C # 16", "P # 8, Q # 32 / 4, X", "C # 16, Q # 32 % 4", 4),
+]
+
+
+@pytest.mark.parametrize("slice_, time, out_slice, out_time, ring", CUSTOM_VALID)
+def test_custom_unit_cases_with_their_ring(slice_: str, time: str, out_slice: str, out_time: str, ring: int) -> None:
+    assert custom(ring, slice_, time, out_slice, out_time, UNIT) == ring
+
+
+def test_custom_broadcast_with_moved_axis() -> None:
+    sizes = dict(A=2, B=2, C=2, D=2, E=2, X=2)
+    assert custom(32, "A, B, C, D, E", "1", "E, B, X, A, D", "C", sizes) == 32
+
+
+CUSTOM_UNSEQUENCEABLE = [
+    ("A, B", "C", "A / 2, Y, B / 2, Z", "C, B % 2", 32),
+    ("R, P", "C", "R, X", "C", 4),
+    ("A, B", "C", "A, B / 4, X", "C, B % 4 = 3", 4),
+    ("A, B", "C", "A / 2, Y, B / 4, X", "C, A % 2, B % 4 = 3", 32),
+    ("S", "C", "S / 4, X", "C, S % 4 = 3", 4),
+    ("P # 8, Q # 32", "C", "P # 8, Q # 32 / 4, X", "C, Q # 32 % 4 = 3", 4),
+]
+
+
+@pytest.mark.parametrize("slice_, time, out_slice, out_time, ring", CUSTOM_UNSEQUENCEABLE)
+def test_custom_unsequenceable_cases(slice_: str, time: str, out_slice: str, out_time: str, ring: int) -> None:
+    error = custom_refused(ring, slice_, time, out_slice, out_time)
+    assert error.rule == "Unsequenceable"
+    assert "the read is not sequenceable" in error.detail
+
+
+def test_switch_engine_custom_kernels() -> None:
+    sizes = dict(A=64, Y=4, A2=128, Y2=2, A8=32, Y8=8, Am=16, Ym=4, Zm=4, P=64, Q=4, Yt=4, Pt=32, Qt=8, B=8,
+                 Ls=256, Ps=64)
+    cases = [
+        ("A, 1 # 4", "B", "A, Y", "B", 4),
+        ("A2, 1 # 2", "B", "A2, Y2", "B", 2),
+        ("A8, 1 # 8", "B", "A8, Y8", "B", 8),
+        ("Am, 1 # 4, 1 # 4", "B", "Am, Ym, Zm", "B", 16),
+        ("P, Q", "B", "P, Yt", "B, Q", 4),
+        ("Pt, Qt", "B", "Qt, Pt", "B", 256),
+    ]
+    for slice_, time, out_slice, out_time, ring in cases:
+        assert run(CustomBroadcast(ring_size=ring), slice_, time, out_slice, out_time, sizes, "bf16", "1 # 16").ring_size == ring
+
+
+CUSTOM_RULES = [
+    (CustomBroadcast(ring_size=3), "A, B", "C", "A, B", "C", "RingSizeNotPowerOfTwo",
+     "switch CustomBroadcast(ring_size=3): the ring size must be a power of 2, got 3"),
+    (CustomBroadcast(ring_size=8), "A, B", "C", "A, B / 4, X", "C, B % 4", "RingSizeMismatch",
+     "switch CustomBroadcast(ring_size=8): ring size mismatch: the layouts imply 4, but 8 was given (Slice A, B, "
+     "OutSlice A, B / 4, X)"),
+    (CustomBroadcast(ring_size=4), "A, B", "C, D", "A, B / 4, D, E", "C, B % 4", "OutSliceSourcedFromTime",
+     "switch CustomBroadcast(ring_size=4): an OutSlice slot must come from Slice or a new broadcast axis, not from "
+     "Time; offending axis: D (Time C, D)"),
+    (CustomBroadcast(ring_size=4), "A, B", "C", "A, B / 4, X", "B % 4, C", "MovedAxesNotInnermost",
+     "switch CustomBroadcast(ring_size=4): axes moving from Slice to OutTime must be its innermost terms (inside "
+     "Time C); offending moved axis: B % 4 (OutTime B % 4, C)"),
+    (CustomBroadcast(ring_size=32), "A, B", "C", "A / 2, Y, B / 2, Z", "C, B % 2, A % 2", "MovedOrderNotPreserved",
+     "switch CustomBroadcast(ring_size=32): axes moving from Slice to Time must keep their Slice order: B % 2 landed "
+     "outside A % 2, but it is inner to it in Slice (OutTime C, B % 2, A % 2)"),
+    (CustomBroadcast(ring_size=4), "A, B", "C", "A, B / 4, X", "C / 2, B % 4", "InTimeNotPreserved",
+     "switch CustomBroadcast(ring_size=4): Time must be carried to OutTime unchanged, got Time C but OutTime "
+     "carries C / 2 (OutTime C / 2, B % 4)"),
+    (CustomBroadcast(ring_size=4), "A, B", "C", "A, B / 4, Y, Y", "C, B % 4", "BroadcastUsedMoreThanOnce",
+     "switch CustomBroadcast(ring_size=4): broadcast axis Y is claimed twice (slot at OutSlice position 2 holds Y); "
+     "two broadcast slots may not claim one axis"),
+    (CustomBroadcast(ring_size=4), "A, B", "C", "A, B / 4, Y # 4", "C, B % 4", "BroadcastNotPadded",
+     "switch CustomBroadcast(ring_size=4): broadcast slot at OutSlice position 1 holds Y # 4, a padded axis; a "
+     "broadcast axis carries no `#` padding"),
+    (CustomBroadcast(ring_size=4), "A, B", "C", "A, B / 4, 1 #{0} 4", "C, B % 4", "OutputHasUnwritableRegion",
+     "switch CustomBroadcast(ring_size=4): broadcast slot at OutSlice position 1 lands on 1 #{0} 4, whose padding "
+     "must not be written; only Top padding (`#`) is don't-care"),
+]
+
+
+@pytest.mark.parametrize("config, slice_, time, out_slice, out_time, rule, message", CUSTOM_RULES)
+def test_custom_rule_messages(config: SwitchConfig, slice_: str, time: str, out_slice: str, out_time: str, rule: str,
+                              message: str) -> None:
+    error = refused(config, slice_, time, out_slice, out_time, UNIT)
+    assert (error.rule, error.detail) == (rule, message)
+    assert error.hint
+
+
+# -- pinned messages of the named rules ----------------------------------------------------------
+
+NAMED_MESSAGES = [
+    (dict(config=Broadcast1(slice1=4, slice0=16), out_slice="D % 4, C % 64", out_time="A, C / 64"),
+     "OutputMismatch", "switch Broadcast1(slice1=4, slice0=16): OutSlice mismatch: expected C / 64, broadcast(4), "
+     "C % 16, got D % 4, C % 64"),
+    (dict(config=Broadcast1(slice1=4, slice0=64), out_slice="C / 64, C % 64", out_time="A, C / 64"),
+     "BroadcastNotNew", "switch Broadcast1(slice1=4, slice0=64): broadcast slot X holds C / 64, which the input Slice "
+     "or Time carries; a broadcast slot must be an axis the input does not carry"),
+    (dict(config=Broadcast01(slice1=2, slice0=2, time0=1), out_slice="C / 4, D % 2, D % 2", out_time="A, C / 2 % 2, C % 2"),
+     "BroadcastUsedMoreThanOnce", "switch Broadcast01(slice1=2, slice0=2, time0=1): broadcast axis D is claimed twice "
+     "(slot Y holds D % 2); two broadcast slots may not claim one axis"),
+    (dict(config=Broadcast1(slice1=4, slice0=64), out_slice="1 #{!} 4, C % 64", out_time="A, C / 64"),
+     "OutputHasUnwritableRegion", "switch Broadcast1(slice1=4, slice0=64): broadcast slot X lands on 1 #{!} 4, whose "
+     "padding must not be written; only Top padding (`#`) is don't-care"),
+    (dict(config=Broadcast1(slice1=4, slice0=64), out_slice="G % 2 # 4, C % 64", out_time="A, C / 64"),
+     "BroadcastNotPadded", "switch Broadcast1(slice1=4, slice0=64): broadcast slot X holds G % 2 # 4, a padded axis; "
+     "a broadcast axis carries no `#` padding"),
+    (dict(config=Transpose(slice1=32, slice0=2), out_slice="C / 64, C % 2, C / 2 % 32", out_time="D"),
+     "TransposeTime", "switch Transpose(slice1=32, slice0=2): OutTime must equal Time, got Time A and OutTime D"),
+    (dict(config=Broadcast1(slice1=0, slice0=64), out_slice="C", out_time="A"),
+     "ZeroDimension", "switch Broadcast1(slice1=0, slice0=64): all dimensions must be greater than 0"),
+    (dict(config=Broadcast1(slice1=3, slice0=64), out_slice="C", out_time="A"),
+     "NotPowerOfTwo", "switch Broadcast1(slice1=3, slice0=64): slice1 must be a power of 2, got 3"),
+    (dict(config=Broadcast1(slice1=4, slice0=128), out_slice="C", out_time="A"),
+     "SliceNotDivisible", "switch Broadcast1(slice1=4, slice0=128): Slice size 256 must be divisible by slice1 * "
+     "slice0 = 512 (Slice C)"),
+    (dict(config=InterTranspose(slice1=4, slice0=64, time0=3), out_slice="C", out_time="A"),
+     "TimeNotDivisible", "switch InterTranspose(slice1=4, slice0=64, time0=3): Time size 8 must be divisible by the "
+     "time split 12 (Time A)"),
+]
+
+
+@pytest.mark.parametrize("case, rule, message", NAMED_MESSAGES)
+def test_named_rule_messages(case: dict[str, object], rule: str, message: str) -> None:
+    error = refused(case["config"], "C", "A", case["out_slice"], case["out_time"])  # type: ignore[arg-type]
+    assert (error.rule, error.detail) == (rule, message)
+
+
+def test_inter_transpose_needs_the_whole_ring() -> None:
+    error = refused(InterTranspose(slice1=2, slice0=16, time0=2), "C % 128", "A", "C / 32 % 4, A / 2 % 2, C % 16",
+                    "A / 4, A % 2, C / 16 % 2")
+    assert error.rule == "InterTransposeFull"
+    assert error.detail == ("switch InterTranspose(slice1=2, slice0=16, time0=2): InterTranspose needs Slice to span "
+                            "all 256 slices, got 128 (Slice C % 128)")
+
+
+def test_stream_rules() -> None:
+    error = refused(Forwarding(), "C", "A", "C % 128", "A")
+    assert (error.rule, error.detail) == ("SliceSizeMismatch", "switch: input and output slice sizes must match, got "
+                                          "256 and 128 (Slice C, OutSlice C % 128)")
+    error = refused(Forwarding(), "C % 32", "A", "C % 32", "A")
+    assert error.rule == "SliceSize"
+    error = refused(Forwarding(), "C", "A", "C", "A", packet="B % 4")
+    assert (error.rule, error.detail) == ("PacketAlign", "switch: Packet must be a multiple of 8 bytes, got 4 bytes "
+                                          "(Packet B % 4 of i8)")
+    with pytest.raises(LayoutError) as caught:
+        p = lambda text: parse(text, FIXTURE)  # noqa: E731
+        verify_switch("i8", Forwarding(), cluster=p("1 # 4"), slice=p("C"), time=p("A"), packet=p("B"),
+                      out_slice=p("C"), out_time=p("A"))
+    assert caught.value.rule == "ClusterSize"
+
+
+def test_a_config_field_must_be_an_int() -> None:
+    with pytest.raises(LayoutError) as caught:
+        Broadcast1(slice1="4", slice0=4)  # type: ignore[arg-type]
+    assert (caught.value.rule, caught.value.detail) == ("ConfigField", "switch: Broadcast1.slice1 must be an int, got '4'")
+
+
+# -- the book's examples and their cycles ---------------------------------------------------------
+
+BOOK = [
+    (Broadcast01(slice1=2, slice0=2, time0=4), dict(A=256, B=64, C=63, D=2, X=2, Y=2), "A", "B", "A / 4, X, Y",
+     "B / 4, A / 2 % 2, B % 4, A % 2", "C # 64", "f32", 4, 2048),
+    (Broadcast1(slice1=4, slice0=8), dict(A=256, B=64, C=63, X=4), "A", "B", "A / 32, X, A % 8", "B, A / 8 % 4",
+     "C # 64", "i8", 32, 4096),
+    (Transpose(slice1=32, slice0=2), dict(A=256, B=64, C=63), "A", "B", "A / 64, A % 2, A / 2 % 32", "B", "C # 64",
+     "i8", 64, 8192),
+    (InterTranspose(slice1=2, slice0=16, time0=2), dict(A=256, B=8, C=32), "A", "B", "A / 32, B / 2 % 2, A % 16",
+     "B / 4, B % 2, A / 16 % 2", "C # 32", "i8", 32, 256),
+    (TransposedBroadcast1(slice1=8, slice0=8), dict(A=256, B=16, C=32, Y=8), "A", "B", "A / 64, Y, A / 8 % 8",
+     "B, A % 8", "C # 32", "i8", 64, 1024),
+    (CustomBroadcast(ring_size=256), dict(A=16, B=16, C=8, D=8, E=8), "A, B", "C", "B % 4, B / 4, A % 4, A / 4", "C",
+     "D, E", "f32", 256, 16384),
+    (CustomBroadcast(ring_size=32), dict(A=16, B=16, C=8, D=8, E=8, X=2, Y=2), "A, B", "C", "A / 2, X, B / 2, Y",
+     "C, A % 2, B % 2", "D, E", "f32", 32, 2048),
+    # The book prints 96 here, counting the 24 OutTime steps where its seven other examples count the Time
+    # steps (docs/cost-model.md "Switch and transpose"); the model keeps one formula.
+    (CustomBroadcast(ring_size=4), dict(A=16, B=4, C=3, D=8, E=8, X=4), "A, B, C # 4", "D", "A, B, X", "D, C", "E",
+     "f32", 4, 32),
+]
+
+
+@pytest.mark.parametrize("config, sizes, slice_, time, out_slice, out_time, packet, dtype, ring, cycles", BOOK)
+def test_book_examples_and_cycles(config: SwitchConfig, sizes: dict[str, int], slice_: str, time: str, out_slice: str,
+                                  out_time: str, packet: str, dtype: str, ring: int, cycles: int) -> None:
+    params = run(config, slice_, time, out_slice, out_time, sizes, dtype, packet)
+    assert params.ring_size == ring
+    assert switch_cycles(params) == cycles
