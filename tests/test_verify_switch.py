@@ -331,3 +331,32 @@ def test_book_examples_and_cycles(config: SwitchConfig, sizes: dict[str, int], s
     params = run(config, slice_, time, out_slice, out_time, sizes, dtype, packet)
     assert params.ring_size == ring
     assert switch_cycles(params) == cycles
+
+
+# -- the reference transformer's switches ----------------------------------------------------------
+
+TRANSFORMER = dict(H=1024, C=64, P=1024, Q=2048, Wp=155648, N=8, G=2, D=128, L=3072, T=512, Dummy4=4, Dummy64=64)
+SLICE_P4 = "Dummy64, 1 # 4"
+
+TRANSFORMER_SWITCHES = [
+    # projection: proj_q, proj_p (k and v), proj_o
+    (Broadcast1(slice1=8, slice0=4), "Q / 32, 1 # 4", "1", "Q % 32", "bf16", "Q / 256, 1 # 32", "Q / 32 % 8", 32),
+    (Broadcast1(slice1=4, slice0=8), "P / 32, 1 # 8", "1", "P % 32", "bf16", "P / 128, 1 # 32", "P / 32 % 4", 32),
+    (Broadcast1(slice1=64, slice0=4), "H / 16, 1 # 4", "1", "H % 16", "bf16", SLICE_P4, "H / 16", 256),
+    # lm_head
+    (Broadcast1(slice1=8, slice0=1), "Wp / 16 % 256", "Wp / 8192", "Wp % 16", "bf16", "Wp / 128 % 32, 1 # 8",
+     "Wp / 8192, Wp / 16 % 8", 8),
+    # mlp: the custom broadcast of the input, the gated activations, the down projection
+    (CustomBroadcast(ring_size=4), "L / 48, 1 # 4", "H / 16", "H % 16", "bf16", "L / 48, Dummy4", "H / 16", 4),
+    (Broadcast1(slice1=128, slice0=2), "L / 24, 1 # 2", "L / 8 % 3", "L % 8 # 16", "bf16", "H / 8, 1 # 2",
+     "L / 8 % 3, L / 24", 256),
+    (Broadcast1(slice1=128, slice0=2), "H / 8, 1 # 2", "1", "H % 8", "f32", SLICE_P4, "H / 8", 256),
+    # attention: qk_scaled broadcasts the logits over every slice
+    (Broadcast1(slice1=64, slice0=4), "T / 8, 1 # 4", "N, G", "T % 8 # 16", "bf16", "1 # 256", "N, G, T / 8", 256),
+]
+
+
+@pytest.mark.parametrize("config, slice_, time, packet, dtype, out_slice, out_time, ring", TRANSFORMER_SWITCHES)
+def test_transformer_switches_are_accepted(config: SwitchConfig, slice_: str, time: str, packet: str, dtype: str,
+                                           out_slice: str, out_time: str, ring: int) -> None:
+    assert run(config, slice_, time, out_slice, out_time, TRANSFORMER, dtype, packet).ring_size == ring

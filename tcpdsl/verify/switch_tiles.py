@@ -81,8 +81,9 @@ def check_tile(config: SwitchConfig, label: str, tile: Mapping, inputs: Sequence
                     hint="give each broadcast slot its own new axis",
                 )
             claimed.append(live)
-    live_slots = [s for s in slots if s.live is not None]
-    if live_slots and any(s.padded or s.live is None for s in slots):
+    # Top padding beside an axis is a slot of its own (the tile is partly don't-care); padding that
+    # extends an axis, `X # n`, leaves the routing of the padded cells undefined.
+    if any(s.live is not None and s.padded for s in slots):
         raise LayoutError(
             STAGE,
             "BroadcastNotPadded",
