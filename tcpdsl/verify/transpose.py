@@ -26,8 +26,9 @@ WIDTHS: Final[dict[int, tuple[int, int, frozenset[int]]]] = {
     16: (8, 4, frozenset({8, 16, 32})),
     32: (8, 2, frozenset({8, 16, 32})),
 }
-# The zero-point-subtracted stagings never leave the contraction path, so no engine after it takes them.
-NOT_MATERIALIZABLE: Final = frozenset({"i5", "i9"})
+# The zero-point-subtracted stagings hold 5- and 9-bit values in 4- and 8-bit containers; the engine
+# has no width for them (they only feed the contraction).
+VALUE_BITS: Final[dict[str, int]] = {"i5": 5, "i9": 9}
 BUFFER_COLUMNS: Final = 16
 
 
@@ -77,20 +78,13 @@ def verify_transpose(
     dtype: str, *, time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping
 ) -> TransposeParams:
     """Check ``[Time, Packet] -> [OutTime, OutPacket]`` and derive the engine's configuration."""
-    bits = bits_of(dtype, STAGE)
-    if dtype in NOT_MATERIALIZABLE:
-        raise DtypeError(
-            STAGE,
-            "NotMaterializable",
-            f"transpose: {dtype} is a contraction-only staging, which the transpose engine does not take",
-            hint="transpose the stream before fetch_zero_point_sub, or after the contraction",
-        )
+    bits = VALUE_BITS.get(dtype) or bits_of(dtype, STAGE)
     if bits not in WIDTHS:
         raise DtypeError(
             STAGE,
             "UnsupportedElementBits",
             f"transpose: element bits ({bits}) must be one of 4, 8, 16, 32",
-            hint="cast the stream to a 4, 8, 16 or 32-bit dtype first",
+            hint=f"{dtype} only feeds contract_outer; transpose a 4, 8, 16 or 32-bit dtype",
         )
     valid_size, max_rows, _ = WIDTHS[bits]
     flit = flit_elements(bits)
