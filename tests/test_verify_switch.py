@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tcpdsl.algebra import parse
+from tcpdsl.algebra import Mapping, pairs, parse, split_at
 from tcpdsl.cost import switch_cycles
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.switch import SwitchParams, verify_switch
@@ -360,3 +362,58 @@ TRANSFORMER_SWITCHES = [
 def test_transformer_switches_are_accepted(config: SwitchConfig, slice_: str, time: str, packet: str, dtype: str,
                                            out_slice: str, out_time: str, ring: int) -> None:
     assert run(config, slice_, time, out_slice, out_time, TRANSFORMER, dtype, packet).ring_size == ring
+
+
+# -- laws -------------------------------------------------------------------------------------------
+
+POWERS = st.sampled_from([1, 2, 4, 8, 16])
+
+
+def _slice_split(slice1: int, slice0: int) -> tuple[Mapping, Mapping, Mapping]:
+    c = parse("C", FIXTURE)
+    rest, s0 = split_at(c, slice0)
+    s2, s1 = split_at(rest, slice1)
+    return s2, s1, s0
+
+
+@settings(max_examples=60, deadline=None)
+@given(slice1=POWERS, slice0=POWERS, kind=st.sampled_from(["Broadcast1", "Transpose", "TransposedBroadcast1"]))
+def test_a_named_configuration_accepts_its_own_rebuilt_output(slice1: int, slice0: int, kind: str) -> None:
+    s2, s1, s0 = _slice_split(slice1, slice0)
+    a = parse("A", FIXTURE)
+    x, y = parse("X", dict(X=slice1)), parse("Y", dict(Y=slice0))
+    config: SwitchConfig
+    if kind == "Broadcast1":
+        config, out_slice, out_time = Broadcast1(slice1=slice1, slice0=slice0), pairs([s2, x, s0]), pairs([a, s1])
+    elif kind == "Transpose":
+        config, out_slice, out_time = Transpose(slice1=slice1, slice0=slice0), pairs([s2, s0, s1]), a
+    else:
+        config = TransposedBroadcast1(slice1=slice1, slice0=slice0)
+        out_slice, out_time = pairs([s2, y, s1]), pairs([a, s0])
+    params = verify_switch("i8", config, cluster=parse("1 # 2", {}), slice=parse("C", FIXTURE), time=a,
+                           packet=parse("B", FIXTURE), out_slice=out_slice, out_time=out_time)
+    assert params.ring_size == slice1 * slice0
+    assert switch_cycles(params) == slice1 * slice0 * 8 * 1
+
+
+DIGITS = ("A / 64", "A / 16 % 4", "A / 4 % 4", "A % 4")  # outer first
+
+
+@settings(max_examples=60, deadline=None)
+@given(order=st.permutations(range(4)))
+def test_a_permutation_rings_up_to_its_outermost_moved_digit(order: list[int]) -> None:
+    sizes = dict(A=256, C=8)
+    out_slice = ", ".join(DIGITS[i] for i in order)
+    moved = [position for position, i in enumerate(order) if i != position]
+    ring = 1 if not moved else 4 ** (4 - min(moved))
+    assert custom(ring, "A", "C", out_slice, "C", sizes) == ring
+    if ring > 1:
+        error = custom_refused_with(ring // 2, "A", "C", out_slice, "C", sizes)
+        assert error.rule == "RingSizeMismatch"
+
+
+def custom_refused_with(ring: int, slice_: str, time: str, out_slice: str, out_time: str,
+                        sizes: dict[str, int]) -> LayoutError:
+    with pytest.raises(LayoutError) as caught:
+        custom(ring, slice_, time, out_slice, out_time, sizes)
+    return caught.value

@@ -4,6 +4,8 @@ latencies, the transformer's transposes, and every rule's message."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tcpdsl.algebra import parse
 from tcpdsl.cost import transpose_cycles
@@ -161,3 +163,25 @@ def test_the_hint_of_a_misplaced_out_time_names_the_layout_to_declare() -> None:
     with pytest.raises(LayoutError) as caught:
         run("i8", "C, F", "E # 32", "E, C", "F # 32", NEG)
     assert "declare OutTime as C, E" in caught.value.hint
+
+
+@settings(max_examples=60, deadline=None)
+@given(dtype=st.sampled_from(["i4", "i8", "bf16", "f32"]), rows_log=st.integers(1, 4), ppc=st.sampled_from([1, 2, 4]),
+       outer=st.integers(1, 3), live=st.integers(1, 16))
+def test_the_matrix_layout_is_accepted_with_its_sizes(dtype: str, rows_log: int, ppc: int, outer: int, live: int) -> None:
+    """``Time [N, R, P] / Packet [E # F]`` becomes ``Time [N, P, E] / Packet [R # F]`` for every legal size (one
+    row, R = 1, would leave packets_per_col to choice: the verifier takes 1)."""
+    valid, max_rows, flit = {"i4": (16, 16, 64), "i8": (8, 8, 32), "bf16": (8, 4, 16), "f32": (8, 2, 8)}[dtype]
+    rows, cols = 2 ** rows_log, ppc * valid
+    if rows > max_rows or cols not in ({16, 32} if dtype == "i4" else {8, 16, 32}):
+        return
+    live = min(live, valid)
+    sizes = dict(N=outer, R=rows, P=ppc, E=live)
+    params = run(dtype, "N, R, P", f"E # {flit}", f"N, P, E # {valid}", f"R # {flit}", sizes)
+    assert (params.in_rows, params.in_cols, params.packets_per_col) == (rows, cols, ppc)
+    assert (params.out_rows, params.iterations) == (cols, outer)
+    in_flits = rows * ppc
+    if params.double_buffered:
+        # One fill, then each further iteration costs its slower side, then one drain.
+        assert transpose_cycles(params) == in_flits + (outer - 1) * max(in_flits, cols) + cols
+    assert transpose_cycles(params) <= outer * (in_flits + cols)
