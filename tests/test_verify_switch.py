@@ -172,6 +172,11 @@ CUSTOM_UNSEQUENCEABLE = [
     ("S", "C", "S / 4, X", "C, S % 4 = 3", 4),
     ("P # 8, Q # 32", "C", "P # 8, Q # 32 / 4, X", "C, Q # 32 % 4 = 3", 4),
 ]
+# Beyond the reference's cases: a Slice digit read twice.
+READ_TWICE = [
+    ("A, B", "C", "A, B / 4, X", "C, B % 4, B % 4", 4),
+    ("A, B", "C", "A, B % 4, X", "C, B % 4", 4),
+]
 
 
 @pytest.mark.parametrize("slice_, time, out_slice, out_time, ring", CUSTOM_UNSEQUENCEABLE)
@@ -179,6 +184,20 @@ def test_custom_unsequenceable_cases(slice_: str, time: str, out_slice: str, out
     error = custom_refused(ring, slice_, time, out_slice, out_time)
     assert error.rule == "Unsequenceable"
     assert "the read is not sequenceable" in error.detail
+
+
+@pytest.mark.parametrize("slice_, time, out_slice, out_time, ring", READ_TWICE)
+def test_custom_reads_each_slice_digit_once(slice_: str, time: str, out_slice: str, out_time: str, ring: int) -> None:
+    assert custom_refused(ring, slice_, time, out_slice, out_time).rule == "Unsequenceable"
+
+
+def test_custom_refuses_an_opaque_piece() -> None:
+    sizes = dict(A=2, K=3, C=8)
+    with pytest.raises(LayoutError) as caught:
+        custom(1, "(A, K) # 8", "C", "(A, K) # 8", "C", sizes)
+    assert caught.value.rule == "Unsequenceable"
+    assert caught.value.detail == ("switch CustomBroadcast(ring_size=1): the read is not sequenceable: (A, K) # 8 holds "
+                                   "an opaque piece, which no snoop bitmap can route")
 
 
 def test_switch_engine_custom_kernels() -> None:

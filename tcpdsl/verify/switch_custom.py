@@ -12,6 +12,7 @@ InSlice and OutSlice agree. Everything is read from the canonical slots, never f
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from tcpdsl.algebra import Composite, Digit, Mapping, Slot, Term, render_slot, slot_strides, slots_of, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.switch_config import STAGE, CustomBroadcast
@@ -37,8 +38,9 @@ def check_custom(config: CustomBroadcast, *, slice: Mapping, time: Mapping, out_
             if isinstance(slot.live, Digit):
                 d = slot.live
                 cuts.setdefault(d.sym, set()).update((d.stride, d.stride * d.count))
-    in_slice, in_time, o_slice, o_time = (_refine(config, slots, cuts, m) for slots, m in zip(frames, (
-        slice, time, out_slice, out_time)))
+    in_slice, in_time, o_slice, o_time = (
+        _refine(config, slots, cuts, m) for slots, m in zip(frames, (slice, time, out_slice, out_time))
+    )
     source = {_atom(s): i for i, s in enumerate(in_slice) if isinstance(s.live, Digit)}
     from_time = {_atom(s) for s in in_time if isinstance(s.live, Digit)}
     used: set[_Atom] = set()
@@ -140,14 +142,18 @@ def _check_out_time(
     config: CustomBroadcast, o_time: list[Slot], source: dict[_Atom, int], used: set[_Atom], time: Mapping,
     out_time: Mapping,
 ) -> None:
+    """OutTime is Time with the moved Slice atoms inside it, each once."""
     moved: list[Slot] = []
     for slot in o_time:
         if not (isinstance(slot.live, Digit) and _atom(slot) in source and _atom(slot) not in used):
             break
+        used.add(_atom(slot))
         moved.append(slot)
-    outside = o_time[len(moved):]
-    for slot in outside:
+    for slot in o_time[len(moved):]:
         if isinstance(slot.live, Digit) and _atom(slot) in source:
+            if _atom(slot) in used:
+                raise _unsequenceable(config, f"{_text(slot)} reaches OutTime {out_time} twice, or both OutSlice and "
+                                      "OutTime", "use each Slice digit once")
             raise LayoutError(
                 STAGE,
                 "MovedAxesNotInnermost",
@@ -166,7 +172,6 @@ def _check_out_time(
             )
     size = 1
     for slot in moved:
-        used.add(_atom(slot))
         size *= slot.extent
     carried = split_at(out_time, size)[0] if out_time.size % size == 0 else out_time
     if carried != time:
