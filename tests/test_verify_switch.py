@@ -63,6 +63,14 @@ def test_valid_fixtures_with_their_ring(config: SwitchConfig, slice_: str, time:
     assert params.sub_rings == 256 // ring
 
 
+def test_the_rebuilt_output_names_its_broadcast_slots() -> None:
+    params = run(Broadcast01(slice1=2, slice0=2, time0=2), "C", "A", "C / 4, D % 4", "A / 2, C / 2 % 2, A % 2, C % 2")
+    assert (params.rebuilt_slice, params.rebuilt_time) == ("C / 4, broadcast(2), broadcast(2)",
+                                                          "A / 2, C / 2 % 2, A % 2, C % 2")
+    assert (params.config, params.time_steps, params.flits_per_packet) == (
+        "Broadcast01(slice1=2, slice0=2, time0=2)", 8, 1)
+
+
 # The 25 invalid switch fixtures of the reference (negative/switch_assertions.rs), each with its rule.
 INVALID = [
     (Broadcast1(slice1=0, slice0=64), "C", "A", "C / 4, D % 4", "A, C % 4", "ZeroDimension"),

@@ -37,15 +37,16 @@ RING_SLICES: Final = 256
 @dataclass(frozen=True)
 class SwitchParams:
     """The switch's derived parameters: ``sub_rings`` rings of ``ring_size`` routers each, passing
-    ``time_steps`` packets of ``flits_per_packet`` flits."""
+    ``time_steps`` packets of ``flits_per_packet`` flits. ``rebuilt_slice`` and ``rebuilt_time`` are
+    the output the configuration makes, broadcast slots printed as ``broadcast(n)``."""
 
     config: str
     ring_size: int
     sub_rings: int
     time_steps: int
     flits_per_packet: int
-    out_slice: Mapping
-    out_time: Mapping
+    rebuilt_slice: str
+    rebuilt_time: str
 
 
 @dataclass(frozen=True)
@@ -90,8 +91,9 @@ def verify_switch(
         )
     if isinstance(config, CustomBroadcast):
         ring = check_custom(config, slice=slice, time=time, out_slice=out_slice, out_time=out_time)
+        rebuilt_slice, rebuilt_time = str(out_slice), str(out_time)
     else:
-        ring = _check_named(config, slice, time, out_slice, out_time)
+        ring, rebuilt_slice, rebuilt_time = _check_named(config, slice, time, out_slice, out_time)
     flits = -(-packet.size * bits // (FLIT_BYTES * BITS_PER_BYTE))
     return SwitchParams(
         config=config.text,
@@ -99,8 +101,8 @@ def verify_switch(
         sub_rings=RING_SLICES // ring,
         time_steps=time.size,
         flits_per_packet=flits,
-        out_slice=out_slice,
-        out_time=out_time,
+        rebuilt_slice=rebuilt_slice,
+        rebuilt_time=rebuilt_time,
     )
 
 
@@ -129,11 +131,14 @@ def _check_stream(dtype: str, bits: int, cluster: Mapping, slice_: Mapping, pack
         )
 
 
-def _check_named(config: NamedConfig, slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping) -> int:
+def _check_named(
+    config: NamedConfig, slice_: Mapping, time: Mapping, out_slice: Mapping, out_time: Mapping
+) -> tuple[int, str, str]:
+    """The ring size and the rebuilt OutSlice and OutTime of a named configuration."""
     if isinstance(config, Forwarding):
         _compare("OutSlice", config, [slice_], out_slice)
         _compare("OutTime", config, [time], out_time)
-        return 1
+        return 1, str(slice_), str(time)
     slice1, slice0 = config.slice1, config.slice0
     time0 = config.time0 if isinstance(config, (Broadcast01, InterTranspose)) else 1
     if min(slice1, slice0, time0) <= 0:
@@ -182,8 +187,8 @@ def _check_named(config: NamedConfig, slice_: Mapping, time: Mapping, out_slice:
             hint=f"Transpose only permutes slices: declare OutTime as {time}",
         )
     _compare("OutTime", config, time_parts, out_time)
-    check_tiles(config, tiles, slice_, time)
-    return slice1 * slice0
+    check_tiles(config, [(tile.label, got) for tile, got in reversed(tiles)], slice_, time)
+    return slice1 * slice0, frame_text(slice_parts), frame_text(time_parts)
 
 
 def _power_of_two(config: NamedConfig, label: str, value: int) -> None:

@@ -8,16 +8,10 @@ named configurations and ``CustomBroadcast`` use these checks.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Protocol
 
 from tcpdsl.algebra import Composite, Digit, Mapping, PaddingKind, Slot, slots_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.switch_config import STAGE, SwitchConfig
-
-
-class Labelled(Protocol):
-    @property
-    def label(self) -> str: ...
 
 
 def digits(mapping: Mapping) -> list[Digit]:
@@ -93,9 +87,9 @@ def check_tile(config: SwitchConfig, label: str, tile: Mapping, inputs: Sequence
         )
 
 
-def check_tiles(config: SwitchConfig, tiles: Sequence[tuple[Labelled, Mapping]], slice_: Mapping, time: Mapping) -> None:
-    """Check the tiles of a named configuration, outer first."""
+def check_tiles(config: SwitchConfig, tiles: Sequence[tuple[str, Mapping]], slice_: Mapping, time: Mapping) -> None:
+    """Check the labelled tiles of a named configuration, in the order given."""
     inputs = digits(slice_) + digits(time)
     claimed: list[Digit] = []
-    for tile, got in reversed(tiles):
-        check_tile(config, tile.label, got, inputs, claimed)
+    for label, got in tiles:
+        check_tile(config, label, got, inputs, claimed)
