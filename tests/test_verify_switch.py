@@ -210,7 +210,7 @@ def test_custom_refuses_an_opaque_piece() -> None:
 
 def test_switch_engine_custom_kernels() -> None:
     sizes = dict(A=64, Y=4, A2=128, Y2=2, A8=32, Y8=8, Am=16, Ym=4, Zm=4, P=64, Q=4, Yt=4, Pt=32, Qt=8, B=8,
-                 Ls=256, Ps=64)
+                 Ls=4, Ps=64)
     cases = [
         ("A, 1 # 4", "B", "A, Y", "B", 4),
         ("A2, 1 # 2", "B", "A2, Y2", "B", 2),
@@ -218,6 +218,7 @@ def test_switch_engine_custom_kernels() -> None:
         ("Am, 1 # 4, 1 # 4", "B", "Am, Ym, Zm", "B", 16),
         ("P, Q", "B", "P, Yt", "B, Q", 4),
         ("Pt, Qt", "B", "Qt, Pt", "B", 256),
+        ("1 # 2, Ps, 1 # 2", "B", "Ls / 2, Ps, Ls % 2", "B", 256),  # two tiles, two digits of one axis
     ]
     for slice_, time, out_slice, out_time, ring in cases:
         assert run(CustomBroadcast(ring_size=ring), slice_, time, out_slice, out_time, sizes, "bf16", "1 # 16").ring_size == ring
