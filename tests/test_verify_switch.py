@@ -445,3 +445,28 @@ def custom_refused_with(ring: int, slice_: str, time: str, out_slice: str, out_t
     with pytest.raises(LayoutError) as caught:
         custom(ring, slice_, time, out_slice, out_time, sizes)
     return caught.value
+
+
+LAYOUTS = ["C", "A", "C / 4, X", "C % 4, C / 4", "1 # 256", "C / 4, 1 #{0} 4", "A, C % 4", "A # 16", "X, C / 4",
+           "C / 2 % 2, A", "(C, A) # 4096 / 8", "1", "C = 200 # 256", "A / 2, C % 2"]
+CONFIGS = st.one_of(
+    st.builds(Forwarding),
+    st.builds(Broadcast01, slice1=st.integers(-1, 300), slice0=st.integers(-1, 300), time0=st.integers(-1, 9)),
+    st.builds(Broadcast1, slice1=st.integers(-1, 300), slice0=st.integers(-1, 300)),
+    st.builds(Transpose, slice1=st.integers(-1, 300), slice0=st.integers(-1, 300)),
+    st.builds(InterTranspose, slice1=st.integers(-1, 300), slice0=st.integers(-1, 300), time0=st.integers(-1, 9)),
+    st.builds(TransposedBroadcast1, slice1=st.integers(-1, 300), slice0=st.integers(-1, 300)),
+    st.builds(CustomBroadcast, ring_size=st.integers(-1, 300)),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(config=CONFIGS, frames=st.tuples(*[st.sampled_from(LAYOUTS)] * 4))
+def test_any_switch_call_either_passes_or_names_a_rule(config: SwitchConfig, frames: tuple[str, str, str, str]) -> None:
+    sizes = dict(A=8, B=32, C=256, X=64)
+    try:
+        params = run(config, *frames, sizes=sizes)
+    except LayoutError as error:
+        assert error.stage == "switch" and error.rule and error.detail
+        return
+    assert params.ring_size in (1, 2, 4, 8, 16, 32, 64, 128, 256)

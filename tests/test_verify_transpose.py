@@ -185,3 +185,22 @@ def test_the_matrix_layout_is_accepted_with_its_sizes(dtype: str, rows_log: int,
         # One fill, then each further iteration costs its slower side, then one drain.
         assert transpose_cycles(params) == in_flits + (outer - 1) * max(in_flits, cols) + cols
     assert transpose_cycles(params) <= outer * (in_flits + cols)
+
+
+FUZZ = dict(A=2, B=2, C=8, E=8, K=3, W=16)
+TIMES = ["C", "A, K, B", "C, E", "1 # 4", "K", "(A, K) # 8", "C / 2, 1 # 3", "W = 5"]
+PACKETS = ["E # 32", "C # 32", "W # 32", "1 # 32", "E # 16", "(A, B) # 32", "4 # 32", "K # 8", "E # 64", "A, B # 16"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(dtype=st.sampled_from(["i4", "i5", "i8", "i9", "bf16", "f32", "u7"]), time=st.sampled_from(TIMES),
+       packet=st.sampled_from(PACKETS), out_time=st.sampled_from(TIMES + ["E", "1", "C, A"]),
+       out_packet=st.sampled_from(PACKETS))
+def test_any_transpose_call_either_passes_or_names_a_rule(dtype: str, time: str, packet: str, out_time: str,
+                                                          out_packet: str) -> None:
+    try:
+        params = run(dtype, time, packet, out_time, out_packet, FUZZ)
+    except (LayoutError, DtypeError) as error:
+        assert error.stage == "transpose" and error.rule and error.detail
+        return
+    assert params.out_rows <= params.in_cols
