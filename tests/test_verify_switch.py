@@ -386,6 +386,20 @@ TRANSFORMER_SWITCHES = [
 ]
 
 
+MNIST = dict(X=800, H=256, C=16, I=2, Dummy8=8, Dummy16=16)
+MNIST_SWITCHES = [
+    (InterTranspose(slice1=8, slice0=1, time0=1), "H / 8, Dummy8", "H % 8", "1 # 8", "H", "Dummy8", 8),
+    (Broadcast1(slice1=256, slice0=1), "H", "1", "1 # 4", "C, 1 # 16", "H", 256),
+    (InterTranspose(slice1=16, slice0=16, time0=1), "Dummy16, 1 # 16", "C", "1 # 4", "C, 1 # 16", "Dummy16", 256),
+]
+
+
+@pytest.mark.parametrize("config, slice_, time, packet, out_slice, out_time, ring", MNIST_SWITCHES)
+def test_mnist_switches_are_accepted(config: SwitchConfig, slice_: str, time: str, packet: str, out_slice: str,
+                                     out_time: str, ring: int) -> None:
+    assert run(config, slice_, time, out_slice, out_time, MNIST, "bf16", packet).ring_size == ring
+
+
 @pytest.mark.parametrize("config, slice_, time, packet, dtype, out_slice, out_time, ring", TRANSFORMER_SWITCHES)
 def test_transformer_switches_are_accepted(config: SwitchConfig, slice_: str, time: str, packet: str, dtype: str,
                                            out_slice: str, out_time: str, ring: int) -> None:

@@ -104,6 +104,21 @@ def test_transformer_transposes_are_accepted(dtype: str, time: str, packet: str,
     assert params.out_rows <= params.in_cols
 
 
+MNIST = dict(H=256, Dummy8=8, Dummy16=16)
+MNIST_TRANSPOSES = [
+    ("bf16", "1", "H % 8 # 16", "H % 8", "1 # 16", 8),  # fc1_bias_prepared
+    ("bf16", "Dummy8", "1 # 16", "Dummy8 / 4", "Dummy8 % 4 # 16", 1),
+    ("bf16", "H", "1 # 16", "H / 4", "H % 4 # 16", 1),  # fc2_input_prepared
+    ("bf16", "Dummy16", "1 # 16", "Dummy16 / 4", "Dummy16 % 4 # 16", 1),  # fc2_bias_prepared
+]
+
+
+@pytest.mark.parametrize("dtype, time, packet, out_time, out_packet, out_rows", MNIST_TRANSPOSES)
+def test_mnist_transposes_are_accepted(dtype: str, time: str, packet: str, out_time: str, out_packet: str,
+                                       out_rows: int) -> None:
+    assert run(dtype, time, packet, out_time, out_packet, MNIST).out_rows == out_rows
+
+
 NEG = dict(A=2, B=2, C=8, E=8, K=3, M=4, W=16, F=8, PPC8=8, C6=6, C10=10)
 REFUSED = [
     ("i5", "C", "E # 32", "E", "C # 32", DtypeError, "UnsupportedElementBits",
