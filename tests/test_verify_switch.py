@@ -325,6 +325,13 @@ def test_stream_rules() -> None:
     assert caught.value.rule == "ClusterSize"
 
 
+def test_the_configuration_must_be_one() -> None:
+    error = refused("Broadcast1", "C", "A", "C", "A")  # type: ignore[arg-type]
+    assert (error.rule, error.detail) == ("NotAConfig", "switch: the configuration must be one of Forwarding, "
+                                          "Broadcast01, Broadcast1, Transpose, InterTranspose, TransposedBroadcast1, "
+                                          "CustomBroadcast, got 'Broadcast1'")
+
+
 def test_a_config_field_must_be_an_int() -> None:
     with pytest.raises(LayoutError) as caught:
         Broadcast1(slice1="4", slice0=4)  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.constants import BITS_PER_BYTE, CLUSTER_SIZES, FLIT_BYTES, SLICE_SIZES
 from tcpdsl.verify.dtypes import bits_of, bytes_text
 from tcpdsl.verify.switch_config import (
+    CONFIGS,
     STAGE,
     Broadcast01,
     Broadcast1,
@@ -79,6 +80,14 @@ def verify_switch(
     out_time: Mapping,
 ) -> SwitchParams:
     """Check ``[Slice, Time] -> [OutSlice, OutTime]`` under ``config`` and derive the ring."""
+    if not isinstance(config, CONFIGS):
+        raise LayoutError(
+            STAGE,
+            "NotAConfig",
+            f"switch: the configuration must be one of {', '.join(c.name for c in CONFIGS)}, got {config!r}",
+            hint="pass a configuration first, e.g. switch(tcp.Broadcast1(slice1=4, slice0=4), out_slice=..., "
+            "out_time=...)",
+        )
     bits = bits_of(dtype, STAGE)
     _check_stream(dtype, bits, cluster, slice, packet)
     if slice.size != out_slice.size:
