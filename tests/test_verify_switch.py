@@ -199,6 +199,22 @@ def test_custom_reads_each_slice_digit_once(slice_: str, time: str, out_slice: s
     assert custom_refused(ring, slice_, time, out_slice, out_time).rule == "Unsequenceable"
 
 
+def test_the_books_custom_constraint_examples() -> None:
+    # Moved axes with a Time axis between them.
+    sizes = dict(A=16, B=16, C=8)
+    error = custom_refused_with(32, "A, B", "C", "A / 2, 2, B / 2, 2", "A % 2, C, B % 2", sizes)
+    assert error.rule == "MovedAxesNotInnermost"
+    # A slot filled from Time is no broadcast axis: the input Time carries B.
+    sizes = dict(A=256, B=64)
+    error = custom_refused_with(256, "A", "B", "A / 4, B / 32, A % 4", "B", sizes)
+    assert error.rule == "OutSliceSourcedFromTime"
+    # A new axis used twice, and a padded broadcast axis.
+    sizes = dict(A=256, B=64, X=4, Y=4)
+    assert custom_refused_with(16, "A", "B", "A / 16, X, X", "B, A % 16", sizes).rule == "BroadcastUsedMoreThanOnce"
+    sizes = dict(A=256, B=64, X=2, Y=4)
+    assert custom_refused_with(16, "A", "B", "A / 16, X # 4, Y", "B, A % 16", sizes).rule == "BroadcastNotPadded"
+
+
 def test_custom_refuses_an_opaque_piece() -> None:
     sizes = dict(A=2, K=3, C=8)
     with pytest.raises(LayoutError) as caught:
@@ -443,6 +459,11 @@ def test_a_named_configuration_accepts_its_own_rebuilt_output(slice1: int, slice
                            packet=parse("B", FIXTURE), out_slice=out_slice, out_time=out_time)
     assert params.ring_size == slice1 * slice0
     assert switch_cycles(params) == slice1 * slice0 * 8 * 1
+    if slice1 > 1 and slice0 > 1:
+        # The same routing written as a CustomBroadcast needs the same ring.
+        ring = check_custom(CustomBroadcast(ring_size=slice1 * slice0), slice=parse("C", FIXTURE), time=a,
+                            out_slice=out_slice, out_time=out_time)
+        assert ring == params.ring_size
 
 
 DIGITS = ("A / 64", "A / 16 % 4", "A / 4 % 4", "A % 4")  # outer first
