@@ -14,7 +14,6 @@ from typing import Final
 from tcpdsl.algebra import Mapping, divide_terms_or_reason, remove_padding, slots_of, split_at
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.cache import memoized
-
 from tcpdsl.verify.dtypes import bits_of, flit_elements
 from tcpdsl.verify.stage import Stage
 
