@@ -28,6 +28,8 @@ from tcpdsl.verify.constants import (
 )
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+from tcpdsl.verify.switch import SwitchParams
+from tcpdsl.verify.transpose import TransposeParams
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.inter_reduce import InterReduceParams
 from tcpdsl.verify.intra_reduce import IntraReduceParams
@@ -330,3 +332,20 @@ def vector_pass_cost(
     if way4 > way8:
         notes.append(f"the Way4 float path streams {way4} cycles against {way8} at Way8")
     return VectorPassCost(cycles=max(way8, way4), latency=latency, notes=tuple(notes))
+# -- switch and transpose engines (docs/cost-model.md "Switch and transpose") --------------------
+
+
+def switch_cycles(params: SwitchParams) -> int:
+    """Every sub-ring passes each packet once round its ``ring_size`` routers, one flit a cycle; the
+    sub-rings run in parallel."""
+    return params.ring_size * params.time_steps * params.flits_per_packet
+
+
+def transpose_cycles(params: TransposeParams) -> int:
+    """Each of the ``iterations`` fills the matrix with ``in_flits`` flits and drains ``out_rows`` rows.
+    With two 16-column buffers the fill of one iteration overlaps the drain of the last."""
+    in_flits = params.in_rows * params.in_cols // params.valid_size
+    n = params.iterations
+    if params.double_buffered:
+        return in_flits + (n - 1) * max(in_flits, params.out_rows) + params.out_rows
+    return n * (in_flits + params.out_rows)

@@ -1,4 +1,4 @@
-"""The stages of the contraction engine and the vector engine, by the names their methods and errors carry."""
+"""The stages of the tensor unit, by the names their methods and errors carry."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ class Stage(enum.StrEnum):
     CONTRACT_PACKET = "contract_packet"
     CONTRACT_TIME = "contract_time"
     CONTRACT_LANE = "contract_lane"
+    SWITCH = "switch"
+    TRANSPOSE = "transpose"
 
 
 class VectorStage(enum.StrEnum):
