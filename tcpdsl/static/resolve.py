@@ -14,7 +14,7 @@ the modules the current one imports (:func:`imported_axis`), where each has one 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Mapping as MappingOf
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,6 +33,7 @@ from mypy.nodes import (
     NameExpr,
     PlaceholderNode,
     RefExpr,
+    Statement,
     StrExpr,
     SymbolTableNode,
     TypeAlias,
@@ -40,10 +41,11 @@ from mypy.nodes import (
     Var,
 )
 from mypy.types import Instance, LiteralType, get_proper_type
+from mypy.util import correct_relative_import
 
 from tcpdsl.algebra import Axis, Mapping, axis, parse
 from tcpdsl.errors import LayoutError, MappingSyntaxError, TcpError
-from tcpdsl.static.bindings import LocalScope
+from tcpdsl.static.bindings import LocalScope, nested_statements
 from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS, FACADE, LITERAL_NAMES
 from tcpdsl.syntax import parse_expression
 
@@ -279,15 +281,30 @@ def int_value(expr: Expression, env: Env) -> int | None:
 
 
 def _assignments(var: Var, env: Env) -> Iterator[Expression]:
-    """Right-hand sides of the module-level assignments to ``var`` in its (freshly parsed) module."""
+    """Right-hand sides of the module-level assignments to ``var`` in its (freshly parsed) module.
+
+    Assignments nested in module-level ``if``, ``try`` or ``with`` blocks count: they bind globals too.
+    """
     tree = env.modules.get(module_of(var.fullname))
     if tree is None:
         return
-    for stmt in tree.defs:
+    for stmt in _module_level(tree.defs):
         if isinstance(stmt, AssignmentStmt) and any(
             isinstance(lv, NameExpr) and lv.name == var.name for lv in stmt.lvalues
         ):
             yield stmt.rvalue
+
+
+def _module_level(statements: Iterable[Statement]) -> Iterator[Statement]:
+    for stmt in statements:
+        yield stmt
+        yield from _module_level(nested_statements(stmt))
+
+
+def assigned_once(var: Var, env: Env) -> Expression | None:
+    """The expression a module-level variable is assigned, when it is assigned exactly once."""
+    found = list(_assignments(var, env))
+    return found[0] if len(found) == 1 else None
 
 
 # -- the axes of the modules a module imports -------------------------------------------------------
@@ -353,8 +370,13 @@ def _is_library(tree: MypyFile) -> bool:
 
 
 def _import_ids(tree: MypyFile) -> Iterator[str]:
+    """The modules ``tree``'s imports name (some candidates are not modules, and the caller drops them)."""
     for imp in tree.imports:
         if isinstance(imp, Import):
             yield from (target for target, _ in imp.ids)
         elif isinstance(imp, (ImportFrom, ImportAll)):
-            yield imp.id
+            base, _ = correct_relative_import(tree.fullname, imp.relative, imp.id, tree.is_package_init_file())
+            yield base
+            if isinstance(imp, ImportFrom):
+                # ``from plans import plan_head`` imports the submodule itself.
+                yield from (f"{base}.{name}" for name, _ in imp.names)
