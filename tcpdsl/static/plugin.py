@@ -8,6 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import ClassVar, Final
 
+from mypy.nodes import TypeInfo
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -28,6 +29,7 @@ from tcpdsl.verify.stage import Stage
 
 # The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
 _LOGIC: Final = ("syntax", "algebra", "verify", "static")
+_STAGE_NAMES: Final = frozenset(Stage)
 
 
 def logic_digest() -> str:
@@ -70,10 +72,26 @@ class TcpdslPlugin(Plugin):
         return self._function_hooks.get(fullname)
 
     def get_method_hook(self, fullname: str) -> Callable[[MethodContext], Type] | None:
-        return self._method_hooks.get(fullname)
+        return self._method_hooks.get(self._defining(fullname))
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        return outer_signature if STAGES.get(fullname) is Stage.CONTRACT_OUTER else None
+        return outer_signature if STAGES.get(self._defining(fullname)) is Stage.CONTRACT_OUTER else None
+
+    def _defining(self, fullname: str) -> str:
+        """``<class>.<method>`` named by the class that defines the method.
+
+        mypy names a method by the receiver's class: a stage called on a subclass of a tensor type is
+        ``<subclass>.<stage>``, and is the tensor class's stage unless the subclass overrides it.
+        """
+        if fullname in self._method_hooks:
+            return fullname
+        owner, _, method = fullname.rpartition(".")
+        if method not in _STAGE_NAMES:
+            return fullname
+        sym = self.lookup_fully_qualified(owner) if owner else None
+        info = sym.node if sym is not None else None
+        defining = info.get_containing_type_info(method) if isinstance(info, TypeInfo) else None
+        return f"{defining.fullname}.{method}" if defining is not None else fullname
 
     def get_dynamic_class_hook(self, fullname: str) -> Callable[[DynamicClassDefContext], None] | None:
         return axis_declaration if fullname in AXIS_FUNCTIONS else None
