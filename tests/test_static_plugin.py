@@ -221,6 +221,7 @@ def k(x: Stream, w: Weights) -> object:
         ("tcpdsl.static.calls", "declarations", "Extra = tcp.axis"),  # a module-level axis declaration
         ("tcpdsl.static.annotations", "check_type", "Typed = tcp.CollectTensor"),  # a tensor type
         ("tcpdsl.static.annotations", "build", "Lay = m["),  # a mapping alias
+        ("tcpdsl.static.logical", "check_declared", "Logical = tcp.Tensor("),  # a logical tensor's axes
     ],
 )
 def test_every_hook_turns_a_failure_into_an_error_at_its_line(
@@ -234,6 +235,7 @@ def test_every_hook_turns_a_failure_into_an_error_at_its_line(
 Extra = tcp.axis("Extra", 4)
 Typed = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A"], m["B % 16"]]
 Lay = m["A"]
+Logical = tcp.Tensor([1.0], "A")
 def k(x: Stream, w: Weights) -> object:
     return x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])
 '''

@@ -24,7 +24,8 @@ from mypy.types import FunctionLike, Type
 from tcpdsl.static.annotations import analyze_literal, analyze_tensor
 from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
-from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, STAGES, TENSOR_CLASSES
+from tcpdsl.static.logical import logical_tensor_call
+from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGES, TENSOR_CLASSES
 from tcpdsl.verify.stage import Stage
 
 # The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
@@ -60,6 +61,7 @@ class TcpdslPlugin(Plugin):
         self._function_hooks: dict[str, Callable[[FunctionContext], Type]] = {
             **dict.fromkeys(AXIS_FUNCTIONS, axis_call),
             **dict.fromkeys(TENSOR_CLASSES, tensor_call),
+            LOGICAL_TENSOR: logical_tensor_call,
         }
         self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
             name: partial(stage_call, method=stage) for name, stage in STAGES.items()

@@ -40,7 +40,7 @@ from mypy.nodes import (
     UnaryExpr,
     Var,
 )
-from mypy.types import Instance, LiteralType, get_proper_type
+from mypy.types import Instance, LiteralType, Type, get_proper_type
 from mypy.util import correct_relative_import
 
 from tcpdsl.algebra import Axis, Mapping, axis, parse
@@ -117,6 +117,20 @@ def build(text: str, module: str, env: Env, depth: int = 0) -> Mapping:
         if value is not None:
             values[name] = value
     return parse(text, sizes, values)
+
+
+def binds_axis(name: str, module: str, env: Env) -> bool | None:
+    """Whether ``name`` holds the axis of that name where code in ``module`` (and ``env.scope``) runs.
+
+    None when only the run time knows (a local bound by a loop, an axis of a computed size).
+    """
+    try:
+        value = _binding(name, module, env, 0)
+    except (Unknowable, NotReady):
+        return None
+    except TcpError:
+        return None  # a malformed alias text, reported where it is written
+    return isinstance(value, Axis) and value.name == name
 
 
 def module_of(fullname: str) -> str:
@@ -218,7 +232,12 @@ def _value(sym: SymbolTableNode, env: Env, depth: int) -> Value | None:
 
 def declared_axis(var: Var) -> tuple[str, int] | None:
     """The ``Axis[Literal[name], Literal[size]]`` type of a variable, if it has one."""
-    typ = get_proper_type(var.type)
+    return declared_type(var.type) if var.type is not None else None
+
+
+def declared_type(of: Type) -> tuple[str, int] | None:
+    """``(name, size)`` of an ``Axis[Literal[name], Literal[size]]`` type."""
+    typ = get_proper_type(of)
     if not (isinstance(typ, Instance) and typ.type.fullname == AXIS_CLASS and len(typ.args) == 2):
         return None
     name, size = (get_proper_type(arg) for arg in typ.args)
