@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import ClassVar, Final
 
-from mypy.nodes import TypeInfo
+from mypy.nodes import TypeInfo, TypeVarExpr
 from mypy.options import Options
 from mypy.plugin import (
     AnalyzeTypeContext,
@@ -21,10 +22,11 @@ from mypy.plugin import (
 )
 from mypy.types import FunctionLike, Type
 
-from tcpdsl.static.annotations import analyze_literal, analyze_tensor
+from tcpdsl.static.annotations import analyze_literal, analyze_tensor, analyze_type_variable
 from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
 from tcpdsl.static.logical import logical_tensor_call
+from tcpdsl.static.operands import family_of
 from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGES, TENSOR_CLASSES
 from tcpdsl.verify.stage import Stage
 
@@ -63,12 +65,34 @@ class TcpdslPlugin(Plugin):
             **dict.fromkeys(TENSOR_CLASSES, tensor_call),
             LOGICAL_TENSOR: logical_tensor_call,
         }
+        self._plain: set[str] = set()
         self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
             name: partial(stage_call, method=stage) for name, stage in STAGES.items()
         }
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
-        return self._type_hooks.get(fullname)
+        hook = self._type_hooks.get(fullname)
+        if hook is None and fullname not in self._plain:
+            bound = self._tensor_bound(fullname)
+            if bound is not None:
+                return partial(analyze_type_variable, bound=bound, plain=partial(self._analysed_plainly, fullname))
+        return hook
+
+    def _tensor_bound(self, fullname: str) -> str | None:
+        """The tensor class a type variable named ``fullname`` is bound to (through a subclass or not)."""
+        sym = self.lookup_fully_qualified(fullname) if self._modules is not None else None
+        node = sym.node if sym is not None else None
+        found = family_of(node.upper_bound) if isinstance(node, TypeVarExpr) else None
+        return found[1].name if found is not None else None
+
+    @contextmanager
+    def _analysed_plainly(self, fullname: str) -> Iterator[None]:
+        """Within the block, the type variable ``fullname`` is analysed by mypy alone."""
+        self._plain.add(fullname)
+        try:
+            yield
+        finally:
+            self._plain.discard(fullname)
 
     def get_function_hook(self, fullname: str) -> Callable[[FunctionContext], Type] | None:
         return self._function_hooks.get(fullname)
