@@ -114,7 +114,7 @@ class TcpdslPlugin(Plugin):
         owner, _, method = fullname.rpartition(".")
         if method not in _STAGE_NAMES:
             return fullname
-        sym = self.lookup_fully_qualified(owner) if owner else None
+        sym = self.lookup_fully_qualified(owner) if owner and self._modules is not None else None
         info = sym.node if sym is not None else None
         defining = info.get_containing_type_info(method) if isinstance(info, TypeInfo) else None
         return f"{defining.fullname}.{method}" if defining is not None else fullname
