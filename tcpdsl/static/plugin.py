@@ -26,8 +26,8 @@ from tcpdsl.static.annotations import analyze_literal, analyze_tensor, analyze_t
 from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
 from tcpdsl.static.logical import logical_tensor_call
-from tcpdsl.static.operands import family_of
 from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGES, TENSOR_CLASSES
+from tcpdsl.static.operands import family_of
 from tcpdsl.verify.stage import Stage
 
 # The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
@@ -65,10 +65,11 @@ class TcpdslPlugin(Plugin):
             **dict.fromkeys(TENSOR_CLASSES, tensor_call),
             LOGICAL_TENSOR: logical_tensor_call,
         }
-        self._plain: set[str] = set()
         self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
             name: partial(stage_call, method=stage) for name, stage in STAGES.items()
         }
+        # Type variables being analysed by mypy alone, after the plugin's note (no hook for them then).
+        self._plain: set[str] = set()
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
         hook = self._type_hooks.get(fullname)

@@ -302,7 +302,8 @@ def int_value(expr: Expression, env: Env) -> int | None:
 def _assignments(var: Var, env: Env) -> Iterator[Expression]:
     """Right-hand sides of the module-level assignments to ``var`` in its (freshly parsed) module.
 
-    Assignments nested in module-level ``if``, ``try`` or ``with`` blocks count: they bind globals too.
+    Assignments nested in module-level compound statements (``if``/``else``, ``try``, ``with``, loops)
+    count: they bind globals too.
     """
     tree = env.modules.get(module_of(var.fullname))
     if tree is None:
