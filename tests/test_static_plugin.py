@@ -185,6 +185,34 @@ def k(x: Stream, w: Weights, lay: tcp.Mapping) -> None:
     assert revealed(found)[line].endswith(f"{GRID}, Any, Any, Any]")
 
 
+def test_subclass_receivers_are_checked_and_type_variables_noted(tmp_path: Path, cache: Path) -> None:
+    """A subclass of a tensor type is checked as the type; mypy gives no hook for a call on a type variable."""
+    body = HEADER + '''
+from typing import TypeVar
+class Rows(Stream): ...
+S = TypeVar("S", bound=Stream)
+R = TypeVar("R", bound=Rows)
+N = TypeVar("N", bound=int)
+def sub(x: Rows, w: Weights) -> None:
+    reveal_type(x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B % 8"]))
+def bound(x: S, w: Weights) -> S:
+    x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B % 8"])
+    return x
+def subclass_bound(x: R) -> R:
+    return x
+def other(n: N) -> N:
+    return n
+'''
+    found = check(tmp_path, cache, {"receivers": body})
+    assert error_keys(found) == [(line_of(body, 'out_packet=m["B % 8"]'), "tcpdsl-layout", "OutPacketFlits")]
+    notes = {d.line: d.message for d in found if d.severity == "note" and "type variable" in d.message}
+    variable = "tcpdsl: a stage called on a value of type {}, a type variable bound to CollectTensor, reaches no plugin"
+    assert sorted(notes) == [line_of(body, "def bound"), line_of(body, "def subclass_bound")]
+    assert notes[line_of(body, "def bound")].startswith(variable.format("S"))
+    assert notes[line_of(body, "def subclass_bound")].startswith(variable.format("R"))
+    assert revealed(found)[line_of(body, "reveal_type")].startswith("tcpdsl.tensors.results.ContractOuterTensor[")
+
+
 def test_stage_order_and_valid_kernels_without_the_plugin(tmp_path: Path, cache: Path) -> None:
     body = HEADER + '''
 def k(x: Stream, w: Weights) -> object:
@@ -221,6 +249,8 @@ def k(x: Stream, w: Weights) -> object:
         ("tcpdsl.static.calls", "declarations", "Extra = tcp.axis"),  # a module-level axis declaration
         ("tcpdsl.static.annotations", "check_type", "Typed = tcp.CollectTensor"),  # a tensor type
         ("tcpdsl.static.annotations", "build", "Lay = m["),  # a mapping alias
+        ("tcpdsl.static.logical", "check_declared", "Logical = tcp.Tensor("),  # a logical tensor's axes
+        ("tcpdsl.static.annotations", "unchecked", "def generic("),  # a type variable bound to a tensor type
     ],
 )
 def test_every_hook_turns_a_failure_into_an_error_at_its_line(
@@ -231,9 +261,14 @@ def test_every_hook_turns_a_failure_into_an_error_at_its_line(
 
     monkeypatch.setattr(f"{module}.{name}", broken)
     body = HEADER + '''
+from typing import TypeVar
 Extra = tcp.axis("Extra", 4)
 Typed = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A"], m["B % 16"]]
 Lay = m["A"]
+Logical = tcp.Tensor([1.0], "A")
+Generic = TypeVar("Generic", bound=Stream)
+def generic(x: Generic) -> Generic:
+    return x
 def k(x: Stream, w: Weights) -> object:
     return x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])
 '''

@@ -4,7 +4,8 @@
 * :mod:`~tcpdsl.static.texts` - reading mapping texts from types and call expressions.
 * :mod:`~tcpdsl.static.resolve` - resolving axis names and escapes through mypy's symbol tables.
 * The stage rules themselves come from :mod:`tcpdsl.verify.compose`, the code the runtime runs.
-* :mod:`~tcpdsl.static.annotations`, :mod:`~tcpdsl.static.calls`, :mod:`~tcpdsl.static.declarations` -
-  the hooks, per mypy phase; :mod:`~tcpdsl.static.plugin` wires them to full names.
+* :mod:`~tcpdsl.static.annotations`, :mod:`~tcpdsl.static.calls`, :mod:`~tcpdsl.static.declarations`,
+  :mod:`~tcpdsl.static.logical` - the hooks, per mypy phase; :mod:`~tcpdsl.static.plugin` wires them to
+  full names.
 * :mod:`~tcpdsl.static.report`, :mod:`~tcpdsl.static.codes` - diagnostics with the runtime's text.
 """

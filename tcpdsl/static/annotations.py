@@ -6,6 +6,9 @@ equal types. A tensor type whose parameters are all concrete is checked against 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
 from mypy import errorcodes
 from mypy.nodes import Context, TypeAlias, TypeInfo
 from mypy.plugin import AnalyzeTypeContext
@@ -127,3 +130,25 @@ def _origin(anal: TypeAnalyser, arg: Type, module: str) -> str:
         if sym is not None and isinstance(sym.node, TypeAlias):
             return sym.node.module
     return module
+
+
+def analyze_type_variable(ctx: AnalyzeTypeContext, bound: str, plain: Callable[[], AbstractContextManager[None]]) -> Type:
+    """A type variable bound to a tensor type, named in a type: a note, then mypy's own analysis.
+
+    mypy calls no plugin hook for a method called on a value whose type is a type variable, so the
+    stages called on it cannot be checked; the note says so where the variable is used.
+    """
+    try:
+        anal, _ = analyser(ctx.api)
+        name = ctx.type.name
+        unchecked(
+            anal,
+            f"a stage called on a value of type {name}, a type variable bound to {bound}, reaches no plugin "
+            "(mypy calls none for a method of a type variable)",
+            ctx.context,
+            f"the layouts of its result are Any; annotate the {bound} type, or a subclass of it, to have it checked",
+        )
+    except Exception as exc:
+        internal(ctx.api, exc, ctx.context)
+    with plain():
+        return ctx.api.analyze_type(ctx.type)

@@ -75,11 +75,15 @@ def _bindings(statements: Iterable[Statement]) -> Iterable[tuple[str, Expression
             for bound in stmt.target:
                 if bound is not None:
                     yield from _targets(bound, UNKNOWN)
-        yield from _bindings(_blocks(stmt))
+        yield from _bindings(nested_statements(stmt))
 
 
-def _blocks(stmt: Statement) -> Iterable[Statement]:
-    """The statements nested in a compound statement (not in a nested function or class)."""
+def nested_statements(stmt: Statement) -> Iterable[Statement]:
+    """The statements nested in a compound statement (not in a nested function or class).
+
+    Every branch counts, including those mypy finds unreachable: under ``if TYPE_CHECKING:`` the
+    ``else`` branch is the one that runs.
+    """
     blocks: list[Block | None] = []
     if isinstance(stmt, IfStmt):
         blocks = [*stmt.body, stmt.else_body]

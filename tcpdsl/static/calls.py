@@ -11,7 +11,8 @@ from dataclasses import replace
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.nodes import Block, CallExpr, Context, Expression, IndexExpr, LambdaExpr, MemberExpr, StrExpr
+from mypy.nodes import LDEF, Block, CallExpr, Context, Expression, IndexExpr, LambdaExpr, MemberExpr, NameExpr
+from mypy.nodes import RefExpr, StrExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
 from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, get_proper_type
@@ -23,7 +24,7 @@ from tcpdsl.static.operands import Unreadable, dtype_names, family_of, known_gri
 from tcpdsl.static.operands import result_type, type_layout
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
-from tcpdsl.static.resolve import Env, Unknowable, build, declarations
+from tcpdsl.static.resolve import Env, Unknowable, assigned_once, build, declarations
 from tcpdsl.static.texts import expression_source
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import TIME, TRF, check_type
@@ -39,6 +40,9 @@ STAGE_ARGUMENTS: Final = {
     Stage.CONTRACT_TIME: ("out_time",),
     Stage.CONTRACT_LANE: ("out_time", "out_packet"),
 }
+
+# Names standing for names, followed at most this deep.
+_MAX_CONSTANT_DEPTH: Final = 8
 
 
 class Located(Exception):
@@ -177,7 +181,7 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args = {name: _mapping_arg(ctx, name, method, written, module) for name in STAGE_ARGUMENTS[method]}
-    mode = _lane_mode(ctx) if method is Stage.CONTRACT_LANE else LaneMode.INTERLEAVED
+    mode = _lane_mode(ctx, written) if method is Stage.CONTRACT_LANE else LaneMode.INTERLEAVED
     src = operand(ctx.type, types, module)
     if method is Stage.CONTRACT_OUTER:
         trf_type = _arg_type(ctx, "trf")
@@ -281,15 +285,36 @@ def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: s
         raise Located(error, inside_string(error, string, ctx.context)) from error
 
 
-def _lane_mode(ctx: MethodContext) -> LaneMode:
+def _lane_mode(ctx: MethodContext, env: Env) -> LaneMode:
     index = _arg_index(ctx, "mode")
     if not ctx.args[index]:
         return LaneMode.INTERLEAVED  # the default of contract_lane
     expr = _only(ctx.args, index)
-    if isinstance(expr, MemberExpr) and expr.name in LaneMode.__members__:
-        return LaneMode[expr.name]
+    written = _constant(expr, env) if expr is not None else None
+    if isinstance(written, MemberExpr) and written.name in LaneMode.__members__:
+        return LaneMode[written.name]
     proper = get_proper_type(_arg_type(ctx, "mode"))
     literal = proper.last_known_value if isinstance(proper, Instance) else proper
     if isinstance(literal, LiteralType) and isinstance(literal.value, str) and literal.value in LaneMode.__members__:
         return LaneMode[literal.value]
-    raise Unreadable("the mode of contract_lane is not written LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL")
+    raise Unreadable(
+        "the mode of contract_lane is not written LaneMode.INTERLEAVED or LaneMode.SEQUENTIAL, "
+        "or a name assigned one of them once"
+    )
+
+
+def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
+    """What a name stands for when it is assigned once (a module constant, a local), else ``expr`` itself.
+
+    A module-level name assigned once is read like a mapping alias: ``Interleaved = tcp.LaneMode.INTERLEAVED``.
+    """
+    if depth >= _MAX_CONSTANT_DEPTH or not isinstance(expr, RefExpr):
+        return expr
+    if isinstance(expr, NameExpr) and expr.kind == LDEF and env.scope is not None:
+        local = env.scope.bindings(expr.name) or []
+        value = local[0] if len(local) == 1 else None
+    elif isinstance(expr.node, Var):
+        value = assigned_once(expr.node, env)
+    else:
+        value = None
+    return _constant(value, env, depth + 1) if value is not None else expr

@@ -11,6 +11,7 @@ SOURCES_MODULE: Final = "tcpdsl.tensors.sources"
 RESULTS_MODULE: Final = "tcpdsl.tensors.results"
 SCALARS_MODULE: Final = "tcpdsl.tensors.scalars"
 SCALAR_BASE: Final = f"{SCALARS_MODULE}.Scalar"
+LOGICAL_TENSOR: Final = "tcpdsl.tensors.logical.Tensor"
 AXIS_CLASS: Final = "tcpdsl.algebra.scope.Axis"
 AXIS_FUNCTIONS: Final = frozenset({"tcpdsl.algebra.scope.axis", "tcpdsl.axis"})
 LITERAL_NAMES: Final = frozenset({"typing.Literal", "typing_extensions.Literal"})

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.types import ExtraAttrs, Instance, LiteralType, Type, get_proper_type
+from mypy.maptype import map_instance_to_supertype
+from mypy.types import ExtraAttrs, Instance, LiteralType, Type, TypeVarType, get_proper_type
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import TcpError
@@ -32,11 +33,18 @@ class Unreadable(Exception):
 
 
 def family_of(typ: Type) -> tuple[Instance, Family] | None:
+    """The tensor class a type is, seen through a subclass or a type variable's bound."""
     proper = get_proper_type(typ)
+    if isinstance(proper, TypeVarType):
+        proper = get_proper_type(proper.upper_bound)
     if not isinstance(proper, Instance):
         return None
-    family = TENSOR_CLASSES.get(proper.type.fullname)
-    if family is None or len(proper.args) != len(family.params):
+    base = next((info for info in proper.type.mro if info.fullname in TENSOR_CLASSES), None)
+    if base is None:
+        return None
+    family = TENSOR_CLASSES[base.fullname]
+    proper = map_instance_to_supertype(proper, base)
+    if len(proper.args) != len(family.params):
         return None
     return proper, family
 

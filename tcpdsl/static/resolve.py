@@ -14,7 +14,7 @@ the modules the current one imports (:func:`imported_axis`), where each has one 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from collections.abc import Mapping as MappingOf
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,17 +33,19 @@ from mypy.nodes import (
     NameExpr,
     PlaceholderNode,
     RefExpr,
+    Statement,
     StrExpr,
     SymbolTableNode,
     TypeAlias,
     UnaryExpr,
     Var,
 )
-from mypy.types import Instance, LiteralType, get_proper_type
+from mypy.types import Instance, LiteralType, Type, get_proper_type
+from mypy.util import correct_relative_import
 
 from tcpdsl.algebra import Axis, Mapping, axis, parse
 from tcpdsl.errors import LayoutError, MappingSyntaxError, TcpError
-from tcpdsl.static.bindings import LocalScope
+from tcpdsl.static.bindings import LocalScope, nested_statements
 from tcpdsl.static.names import AXIS_CLASS, AXIS_FUNCTIONS, FACADE, LITERAL_NAMES
 from tcpdsl.syntax import parse_expression
 
@@ -115,6 +117,20 @@ def build(text: str, module: str, env: Env, depth: int = 0) -> Mapping:
         if value is not None:
             values[name] = value
     return parse(text, sizes, values)
+
+
+def binds_axis(name: str, module: str, env: Env) -> bool | None:
+    """Whether ``name`` holds the axis of that name where code in ``module`` (and ``env.scope``) runs.
+
+    None when only the run time knows (a local bound by a loop, an axis of a computed size).
+    """
+    try:
+        value = _binding(name, module, env, 0)
+    except (Unknowable, NotReady):
+        return None
+    except TcpError:
+        return None  # a malformed alias text, reported where it is written
+    return isinstance(value, Axis) and value.name == name
 
 
 def module_of(fullname: str) -> str:
@@ -216,7 +232,12 @@ def _value(sym: SymbolTableNode, env: Env, depth: int) -> Value | None:
 
 def declared_axis(var: Var) -> tuple[str, int] | None:
     """The ``Axis[Literal[name], Literal[size]]`` type of a variable, if it has one."""
-    typ = get_proper_type(var.type)
+    return declared_type(var.type) if var.type is not None else None
+
+
+def declared_type(of: Type) -> tuple[str, int] | None:
+    """``(name, size)`` of an ``Axis[Literal[name], Literal[size]]`` type."""
+    typ = get_proper_type(of)
     if not (isinstance(typ, Instance) and typ.type.fullname == AXIS_CLASS and len(typ.args) == 2):
         return None
     name, size = (get_proper_type(arg) for arg in typ.args)
@@ -279,15 +300,31 @@ def int_value(expr: Expression, env: Env) -> int | None:
 
 
 def _assignments(var: Var, env: Env) -> Iterator[Expression]:
-    """Right-hand sides of the module-level assignments to ``var`` in its (freshly parsed) module."""
+    """Right-hand sides of the module-level assignments to ``var`` in its (freshly parsed) module.
+
+    Assignments nested in module-level compound statements (``if``/``else``, ``try``, ``with``, loops)
+    count: they bind globals too.
+    """
     tree = env.modules.get(module_of(var.fullname))
     if tree is None:
         return
-    for stmt in tree.defs:
+    for stmt in _module_level(tree.defs):
         if isinstance(stmt, AssignmentStmt) and any(
             isinstance(lv, NameExpr) and lv.name == var.name for lv in stmt.lvalues
         ):
             yield stmt.rvalue
+
+
+def _module_level(statements: Iterable[Statement]) -> Iterator[Statement]:
+    for stmt in statements:
+        yield stmt
+        yield from _module_level(nested_statements(stmt))
+
+
+def assigned_once(var: Var, env: Env) -> Expression | None:
+    """The expression a module-level variable is assigned, when it is assigned exactly once."""
+    found = list(_assignments(var, env))
+    return found[0] if len(found) == 1 else None
 
 
 # -- the axes of the modules a module imports -------------------------------------------------------
@@ -353,8 +390,13 @@ def _is_library(tree: MypyFile) -> bool:
 
 
 def _import_ids(tree: MypyFile) -> Iterator[str]:
+    """The modules ``tree``'s imports name (some candidates are not modules, and the caller drops them)."""
     for imp in tree.imports:
         if isinstance(imp, Import):
             yield from (target for target, _ in imp.ids)
         elif isinstance(imp, (ImportFrom, ImportAll)):
-            yield imp.id
+            base, _ = correct_relative_import(tree.fullname, imp.relative, imp.id, tree.is_package_init_file())
+            yield base
+            if isinstance(imp, ImportFrom):
+                # ``from plans import plan_head`` imports the submodule itself.
+                yield from (f"{base}.{name}" for name, _ in imp.names)

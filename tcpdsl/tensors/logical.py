@@ -17,16 +17,15 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
+from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
-from tcpdsl.syntax import is_axis_name
 from tcpdsl.tensors.term_arrays import axes_of, rearrange
+from tcpdsl.verify.tensor_axes import check_declared, named_axes
 
 STAGE: Final = "Tensor"
 TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
@@ -39,29 +38,8 @@ MappingArg = object
 
 
 def axis_names(axes: object) -> tuple[str, ...]:
-    """``"A B"``, ``"A, B"`` or ``("A", "B")`` as a checked tuple of distinct axis names."""
-    if isinstance(axes, str):
-        return _text_names(axes)
-    if isinstance(axes, Sequence) and all(isinstance(a, str) for a in axes):
-        return _checked_names(tuple(axes))
-    raise LayoutError(STAGE, "AxisNames", f"axes must be a string such as \"A B\" or a sequence of names, got {axes!r}")
-
-
-@lru_cache(maxsize=1024)
-def _text_names(text: str) -> tuple[str, ...]:
-    """The names of an axes text, checked once per text (a refusal is not cached)."""
-    return _checked_names(tuple(text.replace(",", " ").split()))
-
-
-def _checked_names(names: tuple[str, ...]) -> tuple[str, ...]:
-    for name in names:
-        if not is_axis_name(name):
-            raise LayoutError(
-                STAGE, "AxisNames", f"{name!r} is not an axis name", hint="axis names start with an uppercase ASCII letter"
-            )
-    if len(set(names)) != len(names):
-        raise LayoutError(STAGE, "DuplicateAxis", f"axes {' '.join(names)} name an axis twice")
-    return names
+    """``"A B"``, ``"A, B"``, ``("A", "B")`` or ``(A, B)`` as a checked tuple of distinct axis names."""
+    return named_axes(axes)[0]
 
 
 def caller_axis_sizes(names: tuple[str, ...], depth: int) -> dict[str, int]:
@@ -105,7 +83,10 @@ def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
     return values
 
 
-def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None, depth: int) -> tuple[Term, ...]:
+def _whole_terms(
+    names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int], depth: int
+) -> tuple[Term, ...]:
+    """One whole-axis term per name; ``carried`` are the sizes of the axes passed as objects."""
     if sizes is not None and not isinstance(sizes, MappingABC):
         raise LayoutError(
             STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
@@ -119,17 +100,11 @@ def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None, dep
                 STAGE, "AxisSizes", f"axis {name} has size {size!r}; sizes are positive ints",
                 hint=f"pass a positive int for {name}",
             )
+    known.update(carried)
     missing = tuple(n for n in names if n not in known)
     if missing:
         known.update(caller_axis_sizes(missing, depth + 1))
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise LayoutError(
-            STAGE,
-            "UnknownAxis",
-            f"axis {', '.join(unknown)} is not declared in the calling module",
-            hint=f"declare it, e.g. {unknown[0]} = tcp.axis(\"{unknown[0]}\", <size>), or pass sizes=",
-        )
+    check_declared(names, known)
     return tuple(Term(n, int(known[n]), 1, int(known[n])) for n in names)
 
 
@@ -147,7 +122,7 @@ class Tensor:
     def __init__(
         self,
         array: npt.ArrayLike,
-        axes: str | Sequence[str] | MappingArg,
+        axes: str | Sequence[str | Axis[str, int]] | MappingArg,
         *,
         sizes: MappingABC[str, int] | None = None,
         _depth: int = 1,
@@ -160,7 +135,8 @@ class Tensor:
                 )
             terms = terms_of_mapping(axes)
         else:
-            terms = _whole_terms(axis_names(axes), sizes, _depth)
+            names, carried = named_axes(axes)
+            terms = _whole_terms(names, sizes, carried, _depth)
         values = _read_array(array)
         expected = tuple(t.count for t in terms)
         if values.shape != expected:
@@ -232,7 +208,7 @@ class Tensor:
         """The array, one dimension per term in :attr:`axes` order (not a copy)."""
         return self._values
 
-    def to_numpy(self, axes: str | Sequence[str] | MappingArg | None = None) -> npt.NDArray[Any]:
+    def to_numpy(self, axes: str | Sequence[str | Axis[str, int]] | MappingArg | None = None) -> npt.NDArray[Any]:
         """A copy of the data with dimensions in the order ``axes``.
 
         ``axes`` names every axis the tensor holds, in any order (an axis held as several

@@ -220,9 +220,10 @@ def corpus_modules() -> list[Path]:
 
 
 def shared_modules() -> list[Path]:
-    """Modules the kernels import (axes, types, numpy helpers): every checker must accept them as they are."""
+    """Modules the kernels import (axes, types, numpy helpers, a package of them): every checker must accept
+    them as they are."""
     names = {p.name for p in corpus_modules()} | {"support.py", "__init__.py"}
-    return sorted(p for p in CORPUS.glob("*.py") if p.name not in names)
+    return sorted(p for p in [*CORPUS.glob("*.py"), *CORPUS.glob("*/*.py")] if p.name not in names)
 
 
 def corpus_cache(base: Path) -> Path:

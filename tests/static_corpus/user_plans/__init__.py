@@ -1,0 +1,1 @@
+"""A package of layout plans, imported as ``from user_plans import plan_head``."""
