@@ -28,6 +28,9 @@ from tcpdsl.verify.constants import (
 )
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
+from tcpdsl.verify.commit import CommitParams
+from tcpdsl.verify.fetch import FetchParams
+from tcpdsl.verify.memory import DmaParams
 from tcpdsl.verify.stage import Stage
 
 # The collect side delivers at most one 32-byte flit per cycle, and that fetch rate caps the
@@ -275,3 +278,35 @@ def describe(cost: KernelCost) -> str:
     if cost.accumulator_use is not None:
         lines.append(f"accumulator: {cost.accumulator_cells} cells ({100 * cost.accumulator_use:.1f}%)")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory moves: fetch, commit and DMA (docs/cost-model.md §4)
+# ---------------------------------------------------------------------------------------------------
+
+# Every DMA command pays a fixed start-up before data moves (docs/cost-model.md §4).
+DMA_STARTUP_CYCLES: Final = 500
+# A DMA packet is split into requests of at most 256 bytes; an engine issues one request per cycle.
+DMA_REQUEST_BYTES: Final = 256
+
+
+def fetch_cycles(params: FetchParams) -> int:
+    """One read of ``read_size`` elements per cycle: ``|Time| x ceil(|Packet| / read_size)``."""
+    return params.time_size * -(-params.packet_size // params.read_size)
+
+
+def commit_cycles(params: CommitParams) -> int:
+    """One write of ``write_bytes`` per cycle: ``|Time| x ceil(valid bytes / write_bytes)``."""
+    return params.time_size * -(-params.valid_bytes // params.write_bytes)
+
+
+def dma_requests(params: DmaParams) -> int:
+    """Requests on one side: each shared run of ``tail_bytes`` takes ``ceil(tail / 256)`` requests."""
+    run = max(params.tail_bytes, 1)
+    return -(-params.bytes // run) * -(-run // DMA_REQUEST_BYTES)
+
+
+def dma_cycles(params: DmaParams) -> int:
+    """Start-up plus requests: reads and writes pipeline across tiers and serialise within one tier."""
+    requests = dma_requests(params)
+    return DMA_STARTUP_CYCLES + (2 * requests if params.same_tier else requests)

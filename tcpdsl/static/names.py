@@ -6,7 +6,6 @@ from typing import Final
 
 from tcpdsl.verify.compose import RECEIVER
 from tcpdsl.verify.families import COLLECT, FAMILIES, TRF, Family
-from tcpdsl.verify.stage import Stage
 
 SOURCES_MODULE: Final = "tcpdsl.tensors.sources"
 RESULTS_MODULE: Final = "tcpdsl.tensors.results"
@@ -30,4 +29,4 @@ def fullname(family: Family) -> str:
 TENSOR_CLASSES: Final = {fullname(f): f for f in FAMILIES.values()}
 
 # Stage methods: "<defining class>.<method>" -> the stage.
-STAGES: Final = {f"{fullname(RECEIVER[stage])}.{stage}": stage for stage in Stage}
+STAGES: Final = {f"{fullname(family)}.{stage}": stage for stage, family in RECEIVER.items()}

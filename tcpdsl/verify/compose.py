@@ -38,7 +38,7 @@ def _receiver(stage: Stage, src: TensorType) -> None:
     if src.family is not family:
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {family.name}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(s.value for s in Stage if s is not Stage.TO_TRF)}",
+            hint=f"call the stages in order: {' -> '.join(s.value for s in RECEIVER if s is not Stage.TO_TRF)}",
         )
 
 

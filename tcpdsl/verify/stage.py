@@ -1,4 +1,4 @@
-"""The stages of the contraction engine, by the names their methods and errors carry."""
+"""The stages of the tensor unit, by the names their methods and errors carry."""
 
 from __future__ import annotations
 
@@ -13,3 +13,19 @@ class Stage(enum.StrEnum):
     CONTRACT_PACKET = "contract_packet"
     CONTRACT_TIME = "contract_time"
     CONTRACT_LANE = "contract_lane"
+    BEGIN = "begin"
+    FETCH = "fetch"
+    FETCH_CAST = "fetch_cast"
+    COLLECT = "collect"
+    TO_VRF = "to_vrf"
+    CAST = "cast"
+    COMMIT_TRIM = "commit_trim"
+    COMMIT = "commit"
+    COMMIT_VIEW = "commit_view"
+    TO_DM = "to_dm"
+    TO_DM_VIEW = "to_dm_view"
+    TO_HBM = "to_hbm"
+    TO_HBM_VIEW = "to_hbm_view"
+    RESHAPE = "reshape"
+    TILE = "tile"
+    PAD = "pad"

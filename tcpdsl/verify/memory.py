@@ -1,0 +1,391 @@
+"""Memory tensors, their views and the DMA moves between HBM and DM (docs/stage-rules.md §4.1).
+
+A DMA is a tensor move: the destination holds the same logical tensor in another layout. The
+destination is walked as a loop nest over the source (docs/stage-rules.md §4.2); an axis the
+destination names but the source lacks is a broadcast. Writes into DM must move whole 8-byte
+words, and tcpdsl also asks that of reads out of DM (docs/stage-rules.md §4.1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import gcd, prod
+from typing import Final
+
+from tcpdsl.algebra import Digit, Mapping, PaddingKind, Padding, Resize, normalize, pairs, slots_of, split_at
+from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.verify.cache import memoized
+from tcpdsl.verify.dtypes import BITS
+from tcpdsl.verify.sequencer import BITS_PER_BYTE, Entry, Piece, Unmatched, merge, pieces
+from tcpdsl.verify.stage import Stage
+
+# Dtypes that may sit in HBM or DM, with their bits; i5 and i9 exist only inside a stream.
+MATERIALIZABLE: Final[dict[str, int]] = {
+    "f4e2m1": 4,
+    "i4": 4,
+    "i8": 8,
+    "u8": 8,
+    "f8e4m3": 8,
+    "f8e5m2": 8,
+    "i16": 16,
+    "bf16": 16,
+    "i32": 32,
+    "f32": 32,
+}
+CLUSTER_SIZES: Final = (1, 2)
+SLICE_SIZES: Final = (64, 128, 256)
+DM_SLICE_BYTES: Final = 512 * 1024
+SRAM_WORD_BYTES: Final = 8
+DM_TENSOR: Final = "DmTensor"
+HBM_TENSOR: Final = "HbmTensor"
+
+
+def materializable_bits(stage: str, dtype: str) -> int:
+    """The bits of a dtype that memory may hold; a DtypeError ``Materializable`` otherwise."""
+    bits = MATERIALIZABLE.get(dtype)
+    if bits is None:
+        raise DtypeError(
+            stage,
+            "Materializable",
+            f"{stage}: dtype {dtype} cannot be held in memory; memory dtypes are {', '.join(MATERIALIZABLE)}",
+            hint="the zero-point dtypes i5 and i9 only feed contract_outer; cast to a memory dtype first",
+        )
+    return bits
+
+
+def stream_bits(stage: str, dtype: str) -> int:
+    """The wire bits of any stream dtype: the memory dtypes and the zero-point dtypes i5 and i9."""
+    bits = MATERIALIZABLE.get(dtype, BITS.get(dtype))
+    if bits is None:
+        raise DtypeError(
+            stage,
+            "UnknownDtype",
+            f"unknown dtype {dtype!r}",
+            hint=f"use one of {', '.join(MATERIALIZABLE)}",
+        )
+    return bits
+
+
+def check_grid(stage: str, cluster: Mapping, slice_: Mapping) -> None:
+    """``ClusterSize`` then ``SliceSize``: 1 or 2 clusters, 64, 128 or 256 slices."""
+    if cluster.size not in CLUSTER_SIZES:
+        raise LayoutError(
+            stage,
+            "ClusterSize",
+            f"{stage}: the Cluster size must be 1 or 2, got {cluster.size} (Cluster {cluster})",
+            hint="map at most 2 cells to Cluster, e.g. pad it with `# 2`",
+        )
+    if slice_.size not in SLICE_SIZES:
+        raise LayoutError(
+            stage,
+            "SliceSize",
+            f"{stage}: the Slice size must be 64, 128 or 256, got {slice_.size} (Slice {slice_})",
+            hint="pad Slice to 64, 128 or 256 cells, e.g. `# 256`",
+        )
+
+
+def bytes_of(bits: int, n: int) -> int:
+    return -(-n * bits // BITS_PER_BYTE)
+
+
+@memoized
+def check_dm_tensor(dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, element: Mapping) -> int:
+    """A DM tensor's constructor rules; returns the bytes each slice holds."""
+    bits = materializable_bits(DM_TENSOR, dtype)
+    check_grid(DM_TENSOR, cluster, slice_)
+    held = bytes_of(bits, element.size)
+    if held > DM_SLICE_BYTES:
+        raise LayoutError(
+            DM_TENSOR,
+            "Capacity",
+            f"{DM_TENSOR}: Element {element} of {dtype} takes {held} bytes per slice, more than the "
+            f"{DM_SLICE_BYTES} bytes of a DM slice",
+            hint="spread the tensor over more slices or clusters, or move part of it at a time with tile views",
+        )
+    return held
+
+
+@memoized
+def check_hbm_tensor(dtype: str, *, chip: Mapping, element: Mapping) -> int:
+    """An HBM tensor's constructor rule; returns its bytes per chip."""
+    return bytes_of(materializable_bits(HBM_TENSOR, dtype), element.size)
+
+
+@dataclass(frozen=True)
+class Tier:
+    """Where a tensor lives: HBM (no Cluster and Slice) or DM, with its layouts."""
+
+    chip: Mapping
+    element: Mapping
+    cluster: Mapping | None = None
+    slice_: Mapping | None = None
+
+    @property
+    def dm(self) -> bool:
+        return self.cluster is not None
+
+    @property
+    def whole(self) -> Mapping:
+        if self.cluster is None or self.slice_ is None:
+            return pairs([self.chip, self.element])
+        return pairs([self.chip, self.cluster, self.slice_, self.element])
+
+    @property
+    def name(self) -> str:
+        return "DM" if self.dm else "HBM"
+
+
+@dataclass(frozen=True)
+class DmaParams:
+    """A DMA command: the shared innermost run ``tail`` (elements and bytes), the destination's loop
+    nest over the source (``count:stride`` in source cells, outermost first), the bytes written (the
+    destination without its pure padding factors), and
+    whether source and destination sit in the same tier (their requests then serialise)."""
+
+    tail: int
+    tail_bytes: int
+    entries: tuple[Entry, ...]
+    bytes: int
+    same_tier: bool
+
+
+@memoized
+def verify_dma(stage: str, dtype: str, *, source: Tier, destination: Tier) -> DmaParams:
+    """Check a move ``source -> destination`` (any pair of tiers) and derive its command.
+
+    Rules in order: the dtype, the destination's constructor rules, ``DmToDmPreserve``,
+    ``Unreadable`` / ``Decomposition``, ``Unread``, ``TailAlign``, ``StrideAlign``.
+    """
+    bits = materializable_bits(stage, dtype)
+    if destination.cluster is not None and destination.slice_ is not None:
+        check_dm_tensor(dtype, chip=destination.chip, cluster=destination.cluster, slice_=destination.slice_,
+                        element=destination.element)
+    if source.dm and destination.dm:
+        _check_preserve(stage, source, destination)
+    src, dst = source.whole, destination.whole
+    try:
+        walked = pieces(src, dst, dummy_stride=0, absent_is_broadcast=True)
+    except Unmatched as missing:
+        raise _unreadable(stage, missing, src, dst) from None
+    dropped = _dropped(src, dst)
+    if dropped is not None:
+        raise LayoutError(
+            stage,
+            "Unread",
+            f"{stage}: the source {source.name} layout {src} holds {dropped}, which the destination "
+            f"{destination.name} layout {dst} does not hold; a move cannot drop data",
+            hint="name every source axis in the destination, or move a tile view of the part you need",
+        )
+    tail = dma_tail(source.element, destination.element)
+    tail_bytes = tail * bits // BITS_PER_BYTE if tail * bits % BITS_PER_BYTE == 0 else 0
+    aligned = destination.dm or source.dm
+    if aligned and (tail * bits) % (SRAM_WORD_BYTES * BITS_PER_BYTE):
+        raise LayoutError(
+            stage,
+            "TailAlign",
+            f"{stage}: DMA tail alignment violation: source Element {source.element} and destination Element "
+            f"{destination.element} share an innermost run of {tail} elements of {dtype} "
+            f"({tail * bits / BITS_PER_BYTE:g} bytes), not a multiple of {SRAM_WORD_BYTES} bytes",
+            hint="keep the innermost axis of both layouts the same, or pad it to a multiple of 8 bytes on both "
+            "sides (e.g. `X # 8` for i32)",
+        )
+    if aligned:
+        _check_strides(stage, walked, tail, bits, source, destination)
+    return DmaParams(
+        tail=tail,
+        tail_bytes=tail_bytes,
+        entries=merge(walked),
+        bytes=bytes_of(bits, dst.size // prod(p.count for p in walked if p.dummy)),
+        same_tier=source.dm == destination.dm,
+    )
+
+
+def _check_preserve(stage: str, source: Tier, destination: Tier) -> None:
+    for name, a, b in (
+        ("Chip", source.chip, destination.chip),
+        ("Cluster", source.cluster, destination.cluster),
+        ("Slice", source.slice_, destination.slice_),
+    ):
+        assert a is not None and b is not None
+        if a.size != b.size:
+            raise LayoutError(
+                stage,
+                "DmToDmPreserve",
+                f"{stage}: a DM to DM move keeps the {name} size, got {a.size} ({a}) to {b.size} ({b})",
+                hint=f"relayout within {name} size {a.size}, or go through HBM to change the distribution",
+            )
+
+
+def _unreadable(stage: str, missing: Unmatched, src: Mapping, dst: Mapping) -> LayoutError:
+    d = missing.digit
+    if missing.cut:
+        return LayoutError(
+            stage,
+            "Decomposition",
+            f"{stage}: axis {d.sym} is split one way in the source {src} and another way in the destination "
+            f"{dst} (digit of stride {d.stride}, {d.count} values); neither split refines the other",
+            hint=f"split {d.sym} at the same points on both sides, or at points that divide each other",
+        )
+    return LayoutError(
+        stage,
+        "Unreadable",
+        f"{stage}: the destination {dst} holds an opaque factor that the source {src} does not hold",
+        hint="write the destination with plain axis digits",
+    )
+
+
+def _dropped(src: Mapping, dst: Mapping) -> str | None:
+    """A live source digit the destination lacks (as text), if any."""
+    dst_axes = {s.live.sym for s in slots_of(dst) if isinstance(s.live, Digit)}
+    for slot in slots_of(src):
+        live = slot.live
+        if isinstance(live, Digit) and live.sym not in dst_axes:
+            return live.sym
+    try:
+        pieces(dst, src, dummy_stride=0, absent_is_broadcast=True)
+    except Unmatched as missing:
+        return missing.digit.sym
+    return None
+
+
+def dma_tail(source: Mapping, destination: Mapping) -> int:
+    """The longest innermost run (in elements) that the two Element layouts hold alike."""
+    common = gcd(source.size, destination.size)
+    for n in sorted(_divisors(common), reverse=True):
+        if split_at(source, n)[1] == split_at(destination, n)[1]:
+            return n
+    return 1
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _check_strides(stage: str, walked: list[Piece], tail: int, bits: int, source: Tier, destination: Tier) -> None:
+    word = SRAM_WORD_BYTES * BITS_PER_BYTE
+    for p in walked:
+        if p.count == 1:
+            continue
+        dst_bits = p.at * bits
+        src_bits = p.stride * bits
+        bad_dst = destination.dm and tail <= p.at < destination.element.size and dst_bits % word
+        bad_src = source.dm and tail <= p.stride < source.element.size and src_bits % word
+        if bad_dst or bad_src:
+            side, stride = ("destination", dst_bits) if bad_dst else ("source", src_bits)
+            raise LayoutError(
+                stage,
+                "StrideAlign",
+                f"{stage}: a {side} stride of {stride / BITS_PER_BYTE:g} bytes past the shared tail of {tail} "
+                f"elements is not a multiple of {SRAM_WORD_BYTES} bytes (source {source.element}, destination "
+                f"{destination.element})",
+                hint="pad the axes inside that stride so each step moves whole 8-byte words",
+            )
+
+
+def verify_to_dm(
+    dtype: str, *, source: Tier, cluster: Mapping, slice_: Mapping, element: Mapping, view: bool = False
+) -> DmaParams:
+    """``hbm.to_dm(cluster=, slice=, element=)``, ``dm.to_dm(slice=, element=)`` and ``to_dm_view``."""
+    stage = Stage.TO_DM_VIEW if view else Stage.TO_DM
+    return verify_dma(stage, dtype, source=source,
+                      destination=Tier(source.chip, element, cluster, slice_))
+
+
+def verify_to_hbm(dtype: str, *, source: Tier, element: Mapping, view: bool = False) -> DmaParams:
+    """``dm.to_hbm(element=)``, ``hbm.to_hbm(element=)`` and ``to_hbm_view``."""
+    stage = Stage.TO_HBM_VIEW if view else Stage.TO_HBM
+    return verify_dma(stage, dtype, source=source, destination=Tier(source.chip, element))
+
+
+@memoized
+def verify_reshape(source: Tier, *, chip: Mapping, element: Mapping,
+                   cluster: Mapping | None = None, slice_: Mapping | None = None) -> None:
+    """``Preserve``: a reshape relabels the same bytes, so each of Chip, (Cluster, Slice,) Element keeps its size."""
+    for name, a, b in (
+        ("Chip", source.chip, chip),
+        ("Cluster", source.cluster, cluster),
+        ("Slice", source.slice_, slice_),
+        ("Element", source.element, element),
+    ):
+        if a is None or b is None:
+            continue
+        if a.size != b.size:
+            raise LayoutError(
+                Stage.RESHAPE,
+                "Preserve",
+                f"reshape: {name} must keep its size, got {a.size} ({a}) to {b.size} ({b})",
+                hint=f"give the new {name} layout {a.size} cells",
+            )
+
+
+def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) -> Mapping:
+    """The Element of a window of ``len_`` values of the digit ``index``: the rest becomes padding,
+    Top in a read view and Bottom in a write view (its cells are never written)."""
+    wanted = slots_of(index)
+    digit = wanted[0].live if len(wanted) == 1 and not wanted[0].padded else None
+    at = 1
+    for slot in slots_of(element):
+        if isinstance(digit, Digit) and slot.live == digit:
+            if not 1 <= len_ <= slot.count:
+                raise LayoutError(
+                    Stage.TILE,
+                    "Split",
+                    f"tile: a window of {len_} values does not fit the {slot.count} values of {index} in {element}",
+                    hint=f"take between 1 and {slot.count} values",
+                )
+            outer, rest = split_at(element, at)
+            outer, mid = split_at(outer, slot.extent)
+            kind = PaddingKind.BOTTOM if write else PaddingKind.TOP
+            return normalize(pairs([outer, Padding(Resize(mid, len_), slot.extent, kind), rest]))
+        at *= slot.extent
+    raise LayoutError(
+        Stage.TILE,
+        "Split",
+        f"tile: the index {index} is not one whole factor of the view's Element {element}",
+        hint="tile along a factor the Element holds as written, e.g. `X` of `[A, X]` or `X / 8` of `[X / 8, Y, X % 8]`",
+    )
+
+
+@memoized
+def verify_tile(element_in: Mapping, *, start: int | None, index: Mapping, len_: int, element: Mapping,
+                write: bool) -> Mapping:
+    """``view.tile(start, index=, len=, element=)``: ``Split``, ``Start`` (a known start), ``UnexpectedView``."""
+    expected = tile_element(element_in, index=index, len_=len_, write=write)
+    if start is not None and not 0 <= start <= index.size - len_:
+        raise LayoutError(
+            Stage.TILE,
+            "Start",
+            f"tile: a window of {len_} values of {index} starting at {start} leaves the {index.size} values",
+            hint=f"start between 0 and {index.size - len_}",
+        )
+    if element != expected:
+        raise LayoutError(
+            Stage.TILE,
+            "UnexpectedView",
+            f"tile: the window's Element must be {expected}, got {element}",
+            hint=f"declare element={expected} ({'Bottom' if write else 'Top'} padding where the window ends)",
+        )
+    return expected
+
+
+@memoized
+def verify_pad(element_in: Mapping, *, element: Mapping, write: bool) -> Mapping:
+    """``view.pad(element=)``: ``NarrowerView`` then ``UnexpectedView`` (one outermost padding factor added)."""
+    if element.size < element_in.size:
+        raise LayoutError(
+            Stage.PAD,
+            "NarrowerView",
+            f"pad: the padded view {element} ({element.size} cells) is narrower than the view {element_in} "
+            f"({element_in.size} cells)",
+            hint="a padded view has at least the cells of the view; use a tile view to take fewer",
+        )
+    expected = normalize(element_in.padding(element.size, PaddingKind.BOTTOM if write else PaddingKind.TOP))
+    if element != expected:
+        raise LayoutError(
+            Stage.PAD,
+            "UnexpectedView",
+            f"pad: the padded view must be {expected}, got {element}",
+            hint="pad adds one outermost padding factor and changes nothing else",
+        )
+    return expected
