@@ -101,8 +101,8 @@ def verify_fetch(
     check_grid(STAGE, cluster, slice_)
     dm = Pair(time, packet)
     try:
-        time_pieces = pieces(dm, out_time, dummy_stride=0)
-        packet_pieces = pieces(dm, out_packet, dummy_stride=0)
+        time_pieces = pieces(dm, out_time, dummy_stride=None)
+        packet_pieces = pieces(dm, out_packet, dummy_stride=None)
     except Unmatched as missing:
         raise _unreadable(missing, dm, out_time, out_packet) from None
     _check_read(dm, time_pieces + packet_pieces, out_time, out_packet)

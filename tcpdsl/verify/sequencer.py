@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from math import gcd
 from typing import Final
 
-from tcpdsl.algebra import Bcast, Digit, Mapping, PaddingKind, Slot, slot_strides, slots_of
+from tcpdsl.algebra import Bcast, Composite, Digit, Mapping, PaddingKind, Slot, render_slot, slot_strides, slots_of
 from tcpdsl.errors import LayoutError
 
 MAX_ENTRIES: Final = 8
@@ -72,12 +72,13 @@ class Unmatched(Exception):
 
 
 def pieces(
-    memory: Mapping, stream: Mapping, *, dummy_stride: int, absent_is_broadcast: bool = False
+    memory: Mapping, stream: Mapping, *, dummy_stride: int | None, absent_is_broadcast: bool = False
 ) -> list[Piece]:
     """The stream's factors, innermost first, each with the memory stride that walks it.
 
-    A padded stream factor whose live count divides its extent gets a separate outer piece for the
-    padding, at ``dummy_stride``; a ragged one keeps striding past its live values. With
+    A padded stream factor keeps striding past its live values (a read of whatever follows), unless
+    ``dummy_stride`` is given and its live count divides its extent: then the padding is a separate
+    outer piece at ``dummy_stride``. A pure padding factor is walked at ``dummy_stride`` (or 0). With
     ``absent_is_broadcast`` a digit of an axis the memory lacks is a broadcast (a DMA replicates).
     Raises :class:`Unmatched` for a digit the memory cannot supply.
     """
@@ -94,13 +95,23 @@ def pieces(
         elif isinstance(live, (Digit, Bcast)):
             found = [Piece(at, slot.count, 0)]
         elif live is None:
-            out.append(Piece(at, slot.extent, dummy_stride, dummy=True))
+            out.append(Piece(at, slot.extent, dummy_stride or 0, dummy=True))
             continue
-        else:  # an opaque piece of an operand: no memory digit walks it
-            raise Unmatched(Digit("(opaque)", slot.extent, 1, slot.extent), False)
+        else:
+            found = [_operand_piece(memory, live, at)]
         padding = _padding_piece(found, slot, at, dummy_stride)
         out.extend(found + padding)
     return out
+
+
+def _operand_piece(memory: Mapping, live: Composite, at: int) -> Piece:
+    """A piece of an operand kept whole (``[A, B, C] # 32``): the memory must hold the operand's
+    slots as one contiguous run, which the piece then walks like one digit."""
+    raw, run = slots_of(memory), live.operand.slots
+    for k in range(len(raw) - len(run) + 1):
+        if raw[k:k + len(run)] == run:
+            return Piece(at, live.count, slot_strides(raw)[k] * live.stride)
+    raise Unmatched(Digit(f"({render_slot(Slot(live, live.count))})", live.count, live.stride, live.count), False)
 
 
 def _digit_pieces(mem: tuple[MemorySlot, ...], want: Digit, at: int) -> list[Piece]:
@@ -116,7 +127,8 @@ def _digit_pieces(mem: tuple[MemorySlot, ...], want: Digit, at: int) -> list[Pie
             assert d is not None
             if d.stride <= cur < d.stride * d.count and cur % d.stride == 0:
                 stop = min(end, d.stride * d.count)
-                if stop != end and stop % cur:
+                # A piece may be ragged only where the axis itself ends.
+                if stop % cur and stop != want.n:
                     raise Unmatched(want, True)
                 found.append(Piece(at * (cur // want.stride), -(-stop // cur), s.at * (cur // d.stride)))
                 cur = stop
@@ -126,12 +138,12 @@ def _digit_pieces(mem: tuple[MemorySlot, ...], want: Digit, at: int) -> list[Pie
     return found
 
 
-def _padding_piece(found: list[Piece], slot: Slot, at: int, dummy_stride: int) -> list[Piece]:
+def _padding_piece(found: list[Piece], slot: Slot, at: int, dummy_stride: int | None) -> list[Piece]:
     if slot.extent == slot.count:
         return []
-    if slot.extent % slot.count == 0:
+    if dummy_stride is not None and slot.extent % slot.count == 0:
         return [Piece(at * slot.count, slot.extent // slot.count, dummy_stride, dummy=True)]
-    # Ragged: the outermost piece keeps walking past the live values, up to the extent.
+    # The outermost piece keeps walking past the live values, up to the extent.
     last = found[-1]
     found[-1] = Piece(last.at, (at * slot.extent) // last.at, last.stride)
     return []
@@ -171,11 +183,17 @@ def reach(mem: tuple[MemorySlot, ...], found: list[Piece]) -> tuple[dict[int, Re
     for p in found:
         if p.stride == 0 or p.count == 1:
             continue
-        slot = next((s for s in mem if s.at <= p.stride < s.at * s.extent and p.stride % s.at == 0), None)
-        if slot is None:
+        j = next((j for j, s in enumerate(mem) if s.at <= p.stride < s.at * s.extent and p.stride % s.at == 0), None)
+        if j is None:
             stray.append(p)
             continue
-        steps[slot.at].append((p.stride // slot.at, p.count))
+        step, count = p.stride // mem[j].at, p.count
+        # A unit-step piece longer than its slot runs on into the slots above (a contiguous read).
+        while step == 1 and count > mem[j].extent and j + 1 < len(mem):
+            steps[mem[j].at].append((1, mem[j].extent))
+            count = -(-count // mem[j].extent)
+            j += 1
+        steps[mem[j].at].append((step, count))
     out: dict[int, Reach] = {}
     for at, pairs_ in steps.items():
         top = 1 + sum((count - 1) * step for step, count in pairs_)

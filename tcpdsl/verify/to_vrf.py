@@ -45,7 +45,7 @@ def verify_to_vrf(dtype: str, *, time: Mapping, packet: Mapping, element: Mappin
     stream = Pair(time, packet)
     broadcast = any(isinstance(slot.live, Bcast) for slot in slots_of(element))
     try:
-        pieces(stream, element, dummy_stride=0)
+        pieces(stream, element, dummy_stride=None)
     except Unmatched:
         broadcast = True
     if broadcast:
