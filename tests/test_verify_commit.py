@@ -1,0 +1,165 @@
+"""``commit_trim`` and ``commit`` / ``commit_view`` (docs/stage-rules.md §4.8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpdsl.algebra import Mapping, parse
+from tcpdsl.errors import DtypeError, LayoutError
+from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_trim
+from tcpdsl.verify.memory import tile_element
+from tcpdsl.verify.sequencer import Entry
+
+AXES = {"N": 8, "A": 4, "B": 3, "C": 4, "W": 8, "X": 32, "D": 64, "T": 512, "Q": 896, "E": 4096}
+
+
+def m(text: str) -> Mapping:
+    return parse(text, AXES)
+
+
+def commit(time: str, packet: str, element: str, dtype: str = "i8", **kw: object) -> CommitParams:
+    return verify_commit(dtype, time=m(time), packet=m(packet), element=m(element), **kw)  # type: ignore[arg-type]
+
+
+# The reference's four commit unit tests (i8, N = 8, A = 4, B = 3, C = 4).
+def test_full_trim_then_commit() -> None:
+    p = commit("A, B, C", "N", "A, B, C, N")
+    assert (p.time_entries, p.packet_entries, p.write_bytes) == ((Entry(48, 8),), (Entry(8, 1),), 8)
+
+
+def test_partial_trim_then_commit() -> None:
+    p = commit("A", "N # 16", "A, N # 16")
+    assert (p.time_entries, p.packet_entries, p.valid_bytes) == ((Entry(4, 16),), (Entry(16, 1),), 16)
+
+
+def test_time_transpose() -> None:
+    p = commit("A # 32, B", "N", "B, A # 32, N")
+    assert p.time_entries == (Entry(32, 8), Entry(3, 256))
+
+
+def test_interleaved_time_padding_overlaps_into_dm_padding() -> None:
+    # Four copies of each live block (1 # 2 on both sides of A): the three dummy ones overlap on the
+    # two padding rows of [A, 1 # 3, N].
+    p = commit("1 # 2, A, 1 # 2", "N", "A, 1 # 3, N")
+    assert p.time_entries == (Entry(2, 8), Entry(4, 24), Entry(2, 8))
+
+
+def test_fetch_commit_simple_commit() -> None:
+    axes = {"A": 4096, "B": 8}
+    p = verify_commit("i32", time=parse("A / 8 % 2, A % 8", axes), packet=parse("B", axes),
+                      element=parse("A / 8 % 2, A % 8, B", axes))
+    assert (p.time_entries, p.packet_entries, p.write_bytes) == ((Entry(16, 8),), (Entry(8, 1),), 32)
+
+
+def test_commit_into_a_bottom_padded_tile() -> None:
+    # f32 [T % 32][Q % 56 = 8] into the write tile [T % 32, Q % 56 = 8 #{!} 56]: the holes stay unwritten.
+    view = tile_element(m("T % 32, Q % 56"), index=m("Q % 56"), len_=8, write=True)
+    assert view == m("T % 32, Q % 8 #{!} 56")
+    p = verify_commit("f32", time=m("T % 32"), packet=m("Q % 56 = 8"), element=view, view=True)
+    assert p.time_entries == (Entry(32, 56),)
+
+
+def test_swap_halves_commit() -> None:
+    # bf16 [A][X = 16] into either half of a write tile of [A, X]; the start is the tile's own business.
+    view = tile_element(m("A, X"), index=m("X"), len_=16, write=True)
+    assert view == m("A, X % 16 #{!} 32")
+    p = verify_commit("bf16", time=m("A"), packet=m("X = 16"), element=view, view=True)
+    assert (p.time_entries, p.packet_entries) == ((Entry(4, 32),), (Entry(16, 1),))
+
+
+def test_tile_window_commit() -> None:
+    view = tile_element(m("D"), index=m("D"), len_=32, write=True)
+    assert view == m("D = 32 #{!} 64")
+    p = verify_commit("f32", time=m("D = 32 / 8"), packet=m("D = 32 % 8"), element=view, view=True)
+    assert p.time_entries == (Entry(4, 8),)
+
+
+def _refused(rule: str, message: str, *args: str, stage: str = "commit", **kw: object) -> None:
+    with pytest.raises(LayoutError) as err:
+        commit(*args, **kw)  # type: ignore[arg-type]
+    assert (err.value.stage, err.value.rule, err.value.detail) == (stage, rule, message)
+    assert err.value.hint
+
+
+def test_packet_bytes() -> None:
+    _refused("PacketBytes", "commit: the packet must be 8, 16, 24 or 32 bytes, got 4 bytes (Packet A of i8)",
+             "N", "A", "N, A")
+
+
+def test_unwritable_axis() -> None:
+    _refused("Unwritable", "commit: the stream [A, B][N] holds B (digit of stride 1, 3 values), which Element A, N "
+             "cannot take", "A, B", "N", "A, N")
+
+
+def test_unwritable_padding_without_room() -> None:
+    _refused("Unwritable", "commit: the stream [A, 1 # 2][N] has padding, whose dummy writes need Top padding in "
+             "Element A, N, which has none", "A, 1 # 2", "N", "A, N")
+
+
+def test_unwritable_bottom_padding() -> None:
+    # A packet ragged-padded to 24 runs on past the 16 values of the write tile, into its holes.
+    _refused("Unwritable", "commit_view: the stream [A][X % 16 # 24] writes into Bottom padding of Element "
+             "A, X % 16 #{!} 32, which is never written", "A", "X = 16 # 24", "A, X = 16 #{!} 32",
+             stage="commit_view", view=True)
+
+
+def test_unwritable_past_a_factor() -> None:
+    # Dummy rows of 1 # 2 and 1 # 3 reach 3 rows past the live one; [A, 1 # 3, N] has 2.
+    with pytest.raises(LayoutError) as err:
+        commit("1 # 2, A, 1 # 3", "N", "A, 1 # 3, N")
+    assert (err.value.rule, err.value.detail) == (
+        "Unwritable", "commit: the stream [A # 8, 1 # 3][N] writes past a factor of Element A, N # 24 (value 31 of a "
+        "factor with 24)")
+
+
+def test_unwritten() -> None:
+    _refused("Unwritten", "commit: the stream [A][N] leaves Element B, A, N partly unwritten: value 1 of its B factor "
+             "at stride 32 (3 values to write) is never written", "A", "N", "B, A, N")
+
+
+def test_unwritten_top_padding() -> None:
+    # A commit writes the whole tensor: Top padding of Element too. Bottom padding may stay unwritten.
+    _refused("Unwritten", "commit: the stream [A][N] leaves Element A, N # 16 partly unwritten: value 8 of its N "
+             "factor at stride 1 (16 values to write) is never written", "A", "N", "A, N # 16")
+    commit("A", "N", "A, N #{!} 16")
+
+
+def test_too_many_entries() -> None:
+    time = "E % 2, E / 2 % 2, E / 4 % 2, E / 8 % 2, E / 16 % 2, E / 32 % 2, E / 64 % 2, E / 128 % 2"
+    with pytest.raises(LayoutError) as err:
+        commit(time, "E / 256", "E", dtype="i8")
+    assert err.value.rule == "TooManyEntries"
+
+
+def test_stride_align() -> None:
+    # i8 [A][N] written transposed: each time step moves on by one byte, off the 8-byte words.
+    _refused("StrideAlign", "commit: writing [A][N] into Element N, A strides 1 bytes per step (4 steps), not a "
+             "multiple of 8 bytes", "A", "N", "N, A")
+
+
+def test_trim_cases() -> None:
+    assert verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("N")) == 8
+    assert verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("N # 16")) == 16
+    assert verify_commit_trim("i32", packet=m("W"), out_packet=m("W = 4")) == 16
+    assert verify_commit_trim("f32", packet=m("X = 32 % 8"), out_packet=m("X = 32 % 8")) == 32
+
+
+def test_trim_width() -> None:
+    with pytest.raises(LayoutError) as err:
+        verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("N = 4"))
+    assert (err.value.stage, err.value.rule, err.value.detail) == (
+        "commit_trim", "Width", "commit_trim: the trimmed packet must be 8, 16, 24 or 32 bytes, got 4 bytes "
+        "(OutPacket N % 4 of i8)")
+
+
+def test_trim_resize() -> None:
+    with pytest.raises(LayoutError) as err:
+        verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("W"))
+    assert (err.value.rule, err.value.detail) == (
+        "Resize", "commit_trim: OutPacket W must be Packet N # 32 cut to its first 8 cells")
+
+
+def test_trim_needs_a_memory_dtype() -> None:
+    with pytest.raises(DtypeError) as err:
+        verify_commit_trim("i9", packet=m("X"), out_packet=m("X"))
+    assert (err.value.stage, err.value.rule) == ("commit_trim", "Materializable")
