@@ -163,3 +163,14 @@ def test_trim_needs_a_memory_dtype() -> None:
     with pytest.raises(DtypeError) as err:
         verify_commit_trim("i9", packet=m("X"), out_packet=m("X"))
     assert (err.value.stage, err.value.rule) == ("commit_trim", "Materializable")
+
+
+def test_unwritable_across_factors() -> None:
+    # A piece of the opaque operand (A, B) / 8 steps 8 cells at a time: no Element factor walks that.
+    axes = {"A": 4, "B": 6, "C": 2}
+    with pytest.raises(LayoutError) as err:
+        verify_commit("i32", time=parse("[A, B] / 8, C", axes), packet=parse("[A, B] % 8", axes),
+                      element=parse("C, A, B", axes))
+    assert (err.value.rule, err.value.detail) == (
+        "Unwritable", "commit: the stream [(A, B) / 8, C][(A, B) % 8] steps by 8 cells, across the factors of "
+        "Element C, A, B")

@@ -158,9 +158,17 @@ def _check_writes(
             hint="trim the padding from the stream, or declare Top padding in Element for it to land in",
         )
     reached, stray = reach(mem, walked)
+    if stray:
+        raise LayoutError(
+            stage,
+            "Unwritable",
+            f"{stage}: the stream [{time}][{packet}] steps by {stray[0].stride} cells, across the factors of "
+            f"Element {element}",
+            hint="write the stream's factors with plain axis digits that Element holds",
+        )
     for s in mem:
         r = reached[s.at]
-        if r.top > s.extent or stray:
+        if r.top > s.extent:
             raise LayoutError(
                 stage,
                 "Unwritable",

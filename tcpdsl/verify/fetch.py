@@ -33,7 +33,6 @@ from tcpdsl.verify.stage import Stage
 STAGE: Final = Stage.FETCH
 FLIT_BITS: Final = 256
 SUB_READ_BYTES: Final = 8
-CONTEXTS: Final = ("main", "sub")
 INTERLEAVE_SIZE: Final = 2
 
 
