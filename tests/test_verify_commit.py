@@ -117,11 +117,13 @@ def test_unwritten() -> None:
              "at stride 32 (3 values to write) is never written", "A", "N", "B, A, N")
 
 
-def test_unwritten_top_padding() -> None:
-    # A commit writes the whole tensor: Top padding of Element too. Bottom padding may stay unwritten.
-    _refused("Unwritten", "commit: the stream [A][N] leaves Element A, N # 16 partly unwritten: value 8 of its N "
-             "factor at stride 1 (16 values to write) is never written", "A", "N", "A, N # 16")
-    commit("A", "N", "A, N #{!} 16")
+def test_top_padding_may_stay_unwritten() -> None:
+    # The book's cast_commit: a trimmed bf16 packet N commits into [M, N # 16]; Zero padding must be written.
+    axes = {"P": 256, "M": 16, "N": 8}
+    p = verify_commit("bf16", time=parse("M", axes), packet=parse("N", axes), element=parse("M, N # 16", axes))
+    assert (p.time_entries, p.packet_entries, p.valid_bytes) == ((Entry(16, 16),), (Entry(8, 1),), 16)
+    _refused("Unwritten", "commit: the stream [A][N] leaves Element A, N #{0} 16 partly unwritten: value 8 of its N "
+             "factor at stride 1 (16 values to write) is never written", "A", "N", "A, N #{0} 16")
 
 
 def test_too_many_entries() -> None:
@@ -137,11 +139,35 @@ def test_stride_align() -> None:
              "multiple of 8 bytes", "A", "N", "N, A")
 
 
-def test_trim_cases() -> None:
-    assert verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("N")) == 8
-    assert verify_commit_trim("i8", packet=m("N # 32"), out_packet=m("N # 16")) == 16
-    assert verify_commit_trim("i32", packet=m("W"), out_packet=m("W = 4")) == 16
-    assert verify_commit_trim("f32", packet=m("X = 32 % 8"), out_packet=m("X = 32 % 8")) == 32
+@pytest.mark.parametrize(
+    ("dtype", "packet", "out_packet", "kept"),
+    [
+        ("i8", "N # 32", "N", 8),  # full_trim
+        ("i8", "N # 32", "N # 16", 16),  # partial_trim
+        ("i8", "N # 32", "N # 32", 32),  # no_trim
+        ("bf16", "N # 16", "N", 16),
+        ("f32", "N # 8", "N", 32),
+        ("i8", "N # 32", "N # 8", 8),  # single_time_step
+        ("bf16", "N # 16", "N = 4", 8),  # non_padding_resize
+        ("i32", "W", "W = 4", 16),
+    ],
+)
+def test_commit_adapter_valid_trims(dtype: str, packet: str, out_packet: str, kept: int) -> None:
+    # The reference's commit_adapter valid::* cases (N = 8), and the book's W -> W = 4.
+    assert verify_commit_trim(dtype, packet=m(packet), out_packet=m(out_packet)) == kept
+
+
+@pytest.mark.parametrize(
+    ("dtype", "time", "packet", "element"),
+    [
+        ("i8", "A, C", "X", "A, C, X"),  # no_transpose (the book's time [M, K] written as [A, C])
+        ("f32", "A, C", "N", "C, A, N"),  # transpose: the time axes swap while writing
+        ("i8", "A, C", "N", "C, A, N"),  # transpose_with_trimming (N # 32 trimmed to N)
+    ],
+)
+def test_commit_engine_book_cases(dtype: str, time: str, packet: str, element: str) -> None:
+    p = commit(time, packet, element, dtype=dtype)
+    assert p.time_size == 16
 
 
 def test_trim_width() -> None:

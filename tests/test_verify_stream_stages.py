@@ -157,6 +157,13 @@ def test_cast_book_cases(src: str, dst: str, packet: str, out_packet: str) -> No
     assert verify_cast(src, dst, packet=m(packet), out_packet=m(out_packet)).valid == 8
 
 
+def test_cast_book_doctests() -> None:
+    # cast_i32_to_i8: i32 [B = 4][A = 8] -> i8 A # 32; cast_padded: i32 A = 4 # 8 -> i8 A # 32.
+    axes = {"A": 8, "B": 4}
+    assert verify_cast("i32", "i8", packet=parse("A", axes), out_packet=parse("A # 32", axes)).out_elements == 32
+    assert verify_cast("i32", "i8", packet=parse("A = 4 # 8", axes), out_packet=parse("A = 4 # 32", axes)).valid == 8
+
+
 def test_cast_table() -> None:
     assert CAST_PAIRS == {"i32": ("i4", "i8", "i16"), "f32": ("f8e5m2", "f8e4m3", "bf16")}
 

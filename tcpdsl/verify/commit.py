@@ -2,8 +2,8 @@
 
 The commit walks ``[Time, Packet]`` against the DM Element with the sequencer (docs/stage-rules.md
 §4.2). Stream padding is a dummy write: it must land in Top padding of Element, where several may
-overlap. Every cell of Element but Bottom padding must be written, and nothing may be written into
-Bottom padding (the holes of a write tile).
+overlap. Every live cell of Element (and Zero padding) must be written, and nothing may be written
+into Bottom padding (the holes of a write tile).
 """
 
 from __future__ import annotations
@@ -184,7 +184,8 @@ def _check_writes(
                 "which is never written",
                 hint="trim the stream to the live cells of the write view",
             )
-        needed = s.count if s.kind is PaddingKind.BOTTOM else s.extent
+        # Top padding may stay as it is; Zero padding promises zeros, so it is written too.
+        needed = s.extent if s.kind is PaddingKind.ZERO else s.count
         if r.covered < needed:
             factor = s.digit.sym if s.digit is not None else "padding"
             raise LayoutError(
@@ -192,5 +193,5 @@ def _check_writes(
                 "Unwritten",
                 f"{stage}: the stream [{time}][{packet}] leaves Element {element} partly unwritten: value "
                 f"{r.covered} of its {factor} factor at stride {s.at} ({needed} values to write) is never written",
-                hint="write every Element cell; cells meant to stay unwritten are Bottom padding (`#{!}`)",
+                hint="write every live Element cell (and any Zero padding) from the stream",
             )

@@ -143,10 +143,17 @@ def _padding_piece(found: list[Piece], slot: Slot, at: int, dummy_stride: int | 
         return []
     if dummy_stride is not None and slot.extent % slot.count == 0:
         return [Piece(at * slot.count, slot.extent // slot.count, dummy_stride, dummy=True)]
-    # The outermost piece keeps walking past the live values, up to the extent.
+    # The outermost piece keeps walking past the live values, up to the extent, which its cut must divide.
     last = found[-1]
+    if (at * slot.extent) % last.at:
+        raise Unmatched(_digit_of(slot), True)
     found[-1] = Piece(last.at, (at * slot.extent) // last.at, last.stride)
     return []
+
+
+def _digit_of(slot: Slot) -> Digit:
+    live = slot.live
+    return live if isinstance(live, Digit) else Digit("(padding)", slot.extent, 1, slot.count)
 
 
 def merge(found: list[Piece]) -> tuple[Entry, ...]:
@@ -175,8 +182,8 @@ def reach(mem: tuple[MemorySlot, ...], found: list[Piece]) -> tuple[dict[int, Re
     """Per memory slot (by position stride), the values the pieces reach; also the pieces that fit no slot.
 
     Each piece with a nonzero stride advances one memory slot by a fixed step. The values one slot
-    reaches are the sums of its pieces' steps, so they form a prefix ``[0, covered)`` (sorted by
-    step, a piece extends the prefix when its step does not skip past it) and end at ``top``.
+    reaches are the sums of its pieces' steps: taken by ascending step, each piece extends the
+    gap-free prefix ``[0, covered)`` unless its step skips past it; the largest sum is ``top - 1``.
     """
     steps: dict[int, list[tuple[int, int]]] = {s.at: [] for s in mem}
     stray: list[Piece] = []
