@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+from math import gcd
 
-from tcpdsl.algebra import Mapping, parse
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tcpdsl.algebra import Mapping, parse, split_at
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.memory import (
     Tier,
@@ -199,3 +203,31 @@ def test_pad_views() -> None:
     with pytest.raises(LayoutError) as err:
         verify_pad(m("A, X"), element=m("A, X # 64"), write=False)
     assert (err.value.rule, err.value.detail) == ("UnexpectedView", "pad: the padded view must be A # 16, X, got A, X # 64")
+
+
+def _tail_by_cuts(source: Mapping, destination: Mapping) -> int:
+    """The definition: the largest n dividing both sizes with source % n == destination % n."""
+    common = gcd(source.size, destination.size)
+    return max(n for n in range(1, common + 1) if common % n == 0
+               and split_at(source, n)[1] == split_at(destination, n)[1])
+
+
+LAYOUTS = ("A, B", "B, A", "A / 2, B, A % 2", "A, B / 4, B % 4", "B % 4, A, B / 4", "A # 16, B", "A, B # 16",
+           "1 # 2, A, B", "B / 2, A, B % 2", "A % 4, B, A / 4", "X / 8, B", "B, X", "A, B = 6 # 8", "A, B # 12",
+           "A, B #{0} 16", "B = 6 # 8, A")
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(LAYOUTS), st.sampled_from(LAYOUTS))
+def test_dma_tail_is_the_longest_common_cut(source: str, destination: str) -> None:
+    assert dma_tail(m(source), m(destination)) == _tail_by_cuts(m(source), m(destination))
+
+
+def test_dma_tail_of_huge_layouts() -> None:
+    # Sizes near the 10^18 limit and a prime near 10^12: the tail comes from the slots, and the
+    # divisor search never trial-divides past 2^16.
+    axes = {"G": 1 << 56, "P": 999999999989, "K": 4}
+    assert dma_tail(m("K, G", axes), m("K, G # " + str(3 << 56), axes)) == 1 << 56
+    assert dma_tail(m("K, P", axes), m("P, K", axes)) == 1
+    assert dma_tail(m("K, P", axes), m("K, P = 10", axes)) == 4
+    assert dma_tail(m("P", axes), m("P # 1999999999978", axes)) == 999999999989

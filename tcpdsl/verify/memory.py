@@ -36,6 +36,8 @@ CLUSTER_SIZES: Final = (1, 2)
 SLICE_SIZES: Final = (64, 128, 256)
 DM_SLICE_BYTES: Final = 512 * 1024
 SRAM_WORD_BYTES: Final = 8
+# Sizes are products of small primes; trial division stops here so that no size can stall a check.
+_TRIAL_LIMIT: Final = 1 << 16
 DM_TENSOR: Final = "DmTensor"
 HBM_TENSOR: Final = "HbmTensor"
 
@@ -249,17 +251,42 @@ def _dropped(src: Mapping, dst: Mapping) -> str | None:
 
 
 def dma_tail(source: Mapping, destination: Mapping) -> int:
-    """The longest innermost run (in elements) that the two Element layouts hold alike."""
-    common = gcd(source.size, destination.size)
-    for n in sorted(_divisors(common), reverse=True):
-        if split_at(source, n)[1] == split_at(destination, n)[1]:
-            return n
-    return 1
+    """The longest innermost run ``n`` (in elements) that the two Element layouts hold alike:
+    ``source % n == destination % n``, with ``n`` dividing both sizes.
+
+    The canonical slots agree from the inside out up to the first that differs. If that one is a
+    digit of the same axis and stride on both sides, the run goes on into its common values: up to
+    the smaller live count, or through equal padding too.
+    """
+    run = 1
+    for a, b in zip(slots_of(source), slots_of(destination)):
+        if a == b:
+            run *= a.extent
+            continue
+        x, y = a.live, b.live
+        if isinstance(x, Digit) and isinstance(y, Digit) and (x.sym, x.stride) == (y.sym, y.stride):
+            same_padding = x.count == y.count and a.kind == b.kind
+            bound = min(a.extent, b.extent) if same_padding else min(x.count, y.count)
+            run *= _largest_divisor(gcd(source.size // run, destination.size // run), bound)
+        break
+    return run
 
 
-def _divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
-    return sorted(set(small + [n // d for d in small]))
+def _largest_divisor(n: int, bound: int) -> int:
+    """The largest divisor of ``n`` that is at most ``bound``."""
+    primes: list[int] = []
+    rest, p = n, 2
+    while p * p <= rest and p <= _TRIAL_LIMIT:
+        while rest % p == 0:
+            primes.append(p)
+            rest //= p
+        p += 1
+    if rest > 1:
+        primes.append(rest)  # treated as prime past the trial limit: at worst a shorter run
+    divisors = {1}
+    for q in primes:
+        divisors |= {d * q for d in divisors if d * q <= bound}
+    return max(divisors)
 
 
 def _check_strides(stage: str, walked: list[Piece], tail: int, bits: int, source: Tier, destination: Tier) -> None:
