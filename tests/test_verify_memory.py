@@ -231,3 +231,23 @@ def test_dma_tail_of_huge_layouts() -> None:
     assert dma_tail(m("K, P", axes), m("P, K", axes)) == 1
     assert dma_tail(m("K, P", axes), m("K, P = 10", axes)) == 4
     assert dma_tail(m("P", axes), m("P # 1999999999978", axes)) == 999999999989
+
+
+def test_tile_view_in_loop_moves() -> None:
+    # i8 HBM [A, B]: the read tile of one B value is [A, 1 # 8], the write tile of the transposed output
+    # [1 #{!} 8, A]; the HBM to HBM move between them writes only A of the output's cells.
+    read = tile_element(m("A, B"), index=m("B"), len_=1, write=False)
+    write = tile_element(m("B, A"), index=m("B"), len_=1, write=True)
+    assert (read, write) == (m("A, 1 # 8"), m("1 #{!} 8, A"))
+    p = verify_to_hbm("i8", source=Tier(ONE, read), element=write, view=True)
+    assert (p.entries, p.bytes) == ((Entry(8, 0), Entry(8, 8)), 8)
+
+
+def test_chunk_swap_tiles() -> None:
+    # bf16 [L = 768, A]: a 256-row read tile moved into a 256-row write tile of another HBM tensor.
+    axes = {"L": 768, "A": 4}
+    read = tile_element(m("L, A", axes), index=m("L", axes), len_=256, write=False)
+    write = tile_element(m("L, A", axes), index=m("L", axes), len_=256, write=True)
+    assert write == m("L = 256 #{!} 768, A", axes)
+    p = verify_to_hbm("bf16", source=Tier(m("1", axes), read), element=write, view=True)
+    assert (p.tail, p.bytes) == (1024, 2048)
