@@ -6,7 +6,7 @@ import pytest
 
 from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_trim
+from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_cast, verify_commit_trim
 from tcpdsl.verify.memory import tile_element
 from tcpdsl.verify.sequencer import Entry
 
@@ -200,3 +200,26 @@ def test_unwritable_across_factors() -> None:
     assert (err.value.rule, err.value.detail) == (
         "Unwritable", "commit: the stream [(A, B) / 8, C][(A, B) % 8] steps by 8 cells, across the factors of "
         "Element C, A, B")
+
+
+@pytest.mark.parametrize(("packet", "written"), [("N", 16), ("N = 4", 8)])
+def test_commit_cast_widths(packet: str, written: int) -> None:
+    # 32 or 16 bytes of f32 narrow to 16 or 8 bytes of bf16 (commit_narrow_f32 trims f32 B = 8 to 32 bytes).
+    assert verify_commit_cast("f32", "bf16", packet=m(packet)) == written
+    assert verify_commit_cast("f32", "bf16", packet=m(packet), relu=True) == written
+
+
+def test_commit_cast_rules() -> None:
+    with pytest.raises(LayoutError) as err:
+        verify_commit_cast("f32", "bf16", packet=m("W = 6"))
+    assert (err.value.stage, err.value.rule, err.value.detail, err.value.hint) == (
+        "commit_cast", "Width", "commit_cast: the trimmed packet is 24 bytes of f32, not a multiple of the 16 bytes one "
+        "narrowing write reads (Packet W = 6)", "commit_trim to 16 or 32 bytes of f32")
+    with pytest.raises(DtypeError) as derr:
+        verify_commit_cast("i32", "i8", packet=m("N"))
+    assert (derr.value.rule, derr.value.detail) == (
+        "Pair", "commit_cast: the commit adapter casts only f32 to bf16, got i32 to i8")
+    with pytest.raises(DtypeError) as derr:
+        verify_commit_cast("f32", "bf16", packet=m("N"), context="sub", relu=True)
+    assert (derr.value.stage, derr.value.rule, derr.value.detail) == (
+        "commit_cast_relu", "MainOnly", "commit_cast_relu: only the main context casts in the commit adapter, got sub")

@@ -1,4 +1,5 @@
-"""``commit_trim`` and ``commit`` / ``commit_view``: write a stream into DM (docs/stage-rules.md §4.8).
+"""``commit_trim``, ``commit_cast`` and ``commit`` / ``commit_view``: write a stream into DM
+(docs/stage-rules.md §4.8).
 
 The commit walks ``[Time, Packet]`` against the DM Element with the sequencer (docs/stage-rules.md
 §4.2). Stream padding is a dummy write: it must land in Top padding of Element, where several may
@@ -13,7 +14,7 @@ from math import gcd
 from typing import Final
 
 from tcpdsl.algebra import Mapping, PaddingKind, Resize, normalize
-from tcpdsl.errors import LayoutError
+from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.memory import materializable_bits
 from tcpdsl.verify.sequencer import (
@@ -35,6 +36,9 @@ from tcpdsl.verify.stage import Stage
 TRIM_STAGE: Final = Stage.COMMIT_TRIM
 COMMIT_PACKET_BYTES: Final = (8, 16, 24, 32)
 SUB_WRITE_BYTES: Final = 8
+# A narrowing commit writes 8-byte units and reads in_bits / out_bits times as many bytes as it writes.
+COMMIT_BASE_BYTES: Final = 8
+COMMIT_CASTS: Final = frozenset({("f32", "bf16")})
 WORD_BITS: Final = 64
 _NO_DUMMY: Final = -1
 
@@ -72,6 +76,40 @@ def verify_commit_trim(dtype: str, *, packet: Mapping, out_packet: Mapping) -> i
             hint="drop trailing padding (`N # 32` to `N` or `N # 16`) or trailing values (`W` to `W = 4`)",
         )
     return kept // BITS_PER_BYTE
+
+
+@memoized
+def verify_commit_cast(dtype: str, out_dtype: str, *, packet: Mapping, context: str = "main", relu: bool = False) -> int:
+    """Check ``commit_cast(out_dtype)`` / ``commit_cast_relu``: ``Pair``, ``MainOnly``, ``Width``; returns the
+    bytes written per packet."""
+    stage = Stage.COMMIT_CAST_RELU if relu else Stage.COMMIT_CAST
+    if (dtype, out_dtype) not in COMMIT_CASTS:
+        raise DtypeError(
+            stage,
+            "Pair",
+            f"{stage}: the commit adapter casts only f32 to bf16, got {dtype} to {out_dtype}",
+            hint="narrow other dtypes on the cast engine before commit_trim: cast(out_dtype, out_packet=...)",
+        )
+    if context != "main":
+        raise DtypeError(
+            stage,
+            "MainOnly",
+            f"{stage}: only the main context casts in the commit adapter, got {context}",
+            hint="cast on the cast engine in the sub context, or commit from the main context",
+        )
+    in_bits, out_bits = materializable_bits(stage, dtype), materializable_bits(stage, out_dtype)
+    unit = COMMIT_BASE_BYTES * (in_bits // out_bits)
+    width = packet.size * in_bits // BITS_PER_BYTE
+    if width % unit:
+        legal = " or ".join(str(n) for n in COMMIT_PACKET_BYTES if n % unit == 0)
+        raise LayoutError(
+            stage,
+            "Width",
+            f"{stage}: the trimmed packet is {width} bytes of {dtype}, not a multiple of the {unit} bytes one "
+            f"narrowing write reads (Packet {packet})",
+            hint=f"commit_trim to {legal} bytes of {dtype}",
+        )
+    return width * out_bits // in_bits
 
 
 @memoized

@@ -20,6 +20,8 @@ class Stage(enum.StrEnum):
     TO_VRF = "to_vrf"
     CAST = "cast"
     COMMIT_TRIM = "commit_trim"
+    COMMIT_CAST = "commit_cast"
+    COMMIT_CAST_RELU = "commit_cast_relu"
     COMMIT = "commit"
     COMMIT_VIEW = "commit_view"
     TO_DM = "to_dm"
