@@ -8,6 +8,7 @@ from tcpdsl.verify.commit import verify_commit, verify_commit_trim
 from tcpdsl.verify.fetch import verify_begin, verify_fetch
 from tcpdsl.verify.fetch_adapter import verify_fetch_cast
 from tcpdsl.verify.memory import Tier, check_dm_tensor, verify_tile, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.sequencer import Entry
 from tcpdsl.verify.to_vrf import verify_to_vrf
 
 
@@ -84,3 +85,28 @@ def test_tile_window_commit() -> None:
     verify_commit_trim("f32", packet=m("D = 32 % 8"), out_packet=m("D = 32 % 8"))
     write = verify_tile(m("D"), start=32, index=m("D"), len_=32, element=m("D = 32 #{!} 64"), write=True)
     verify_commit("f32", time=m("D = 32 / 8"), packet=m("D = 32 % 8"), element=write, view=True)
+
+
+def test_vrf_add_segmented() -> None:
+    # i32 [A = 128, B = 512] on Slice A / 2 # 64; the VRF operand B broadcast over the slices by the DMA;
+    # each half of A % 2 fetched from a read tile and committed into a write tile.
+    ax = {"A": 128, "B": 512}
+
+    def m(t: str):  # type: ignore[no-untyped-def]
+        return parse(t, ax)
+
+    chip, cluster, slice_ = m("1"), m("1"), m("A / 2 # 64")
+    rhs = verify_to_dm("i32", source=Tier(chip, m("B")), cluster=cluster, slice_=slice_, element=m("B"))
+    assert rhs.entries == (Entry(64, 0), Entry(512, 1))
+    verify_to_dm("i32", source=Tier(chip, m("A, B")), cluster=cluster, slice_=slice_, element=m("A % 2, B"))
+    assert verify_to_vrf("i32", time=m("B / 8"), packet=m("B % 8"), element=m("B")).bytes == 2048
+    read = verify_tile(m("A % 2, B"), start=1, index=m("A % 2"), len_=1, element=m("A % 2 = 1 # 2, B"), write=False)
+    write = verify_tile(m("A % 2, B"), start=1, index=m("A % 2"), len_=1, element=m("A % 2 = 1 #{!} 2, B"),
+                        write=True)
+    f = verify_fetch("i32", cluster=cluster, slice_=slice_, time=m("1"), packet=read, out_time=m("A % 2 = 1"),
+                     out_packet=m("B"))
+    assert f.read_size == 8
+    verify_collect("i32", cluster=cluster, slice_=slice_, time=m("A % 2 = 1"), packet=m("B"),
+                   out_time=m("A % 2 = 1, B / 8"), out_packet=m("B % 8"))
+    c = verify_commit("i32", time=m("A % 2 = 1, B / 8"), packet=m("B % 8"), element=write, view=True)
+    assert c.time_entries == (Entry(64, 8),)
