@@ -30,7 +30,7 @@ from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.commit import CommitParams
 from tcpdsl.verify.fetch import FetchParams
-from tcpdsl.verify.memory import DmaParams
+from tcpdsl.verify.dma import DmaParams
 from tcpdsl.verify.stage import Stage
 
 # The collect side delivers at most one 32-byte flit per cycle, and that fetch rate caps the

@@ -8,7 +8,8 @@ from tcpdsl.algebra import parse
 from tcpdsl.cost import DMA_STARTUP_CYCLES, commit_cycles, dma_cycles, dma_requests, fetch_cycles
 from tcpdsl.verify.commit import verify_commit
 from tcpdsl.verify.fetch import verify_fetch
-from tcpdsl.verify.memory import Tier, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.dma import verify_to_dm, verify_to_hbm
+from tcpdsl.verify.memory import Tier
 
 BATCH = {"N": 4, "C": 3, "H": 4, "W": 16}
 PACKET = {"A": 3, "B": 5, "C": 2}

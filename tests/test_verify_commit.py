@@ -7,7 +7,7 @@ import pytest
 from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_cast, verify_commit_trim
-from tcpdsl.verify.memory import tile_element
+from tcpdsl.verify.views import tile_element
 from tcpdsl.verify.sequencer import Entry
 
 AXES = {"N": 8, "A": 4, "B": 3, "C": 4, "W": 8, "X": 32, "D": 64, "T": 512, "Q": 896, "E": 4096}

@@ -10,19 +10,10 @@ from hypothesis import strategies as st
 
 from tcpdsl.algebra import Mapping, parse, split_at
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.verify.memory import (
-    Tier,
-    check_dm_tensor,
-    check_hbm_tensor,
-    dma_tail,
-    tile_element,
-    verify_pad,
-    verify_reshape,
-    verify_tile,
-    verify_to_dm,
-    verify_to_hbm,
-)
+from tcpdsl.verify.dma import dma_tail, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.memory import Tier, check_dm_tensor, check_hbm_tensor
 from tcpdsl.verify.sequencer import Entry
+from tcpdsl.verify.views import tile_element, verify_pad, verify_reshape, verify_tile
 
 AXES = {"A": 8, "B": 8, "X": 32, "D": 64, "L": 768, "F": 15, "C": 4, "Y": 4}
 

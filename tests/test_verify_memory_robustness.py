@@ -13,8 +13,10 @@ from tcpdsl.verify.cast import verify_cast
 from tcpdsl.verify.collect import verify_collect
 from tcpdsl.verify.commit import verify_commit, verify_commit_trim
 from tcpdsl.verify.fetch import verify_fetch
-from tcpdsl.verify.memory import Tier, tile_element, verify_pad, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.dma import verify_to_dm, verify_to_hbm
+from tcpdsl.verify.memory import Tier
 from tcpdsl.verify.to_vrf import verify_to_vrf
+from tcpdsl.verify.views import tile_element, verify_pad
 
 AXES = {"A": 4, "B": 6, "C": 2, "D": 8}
 fuzz = settings(max_examples=int(os.environ.get("TCPDSL_LAW_EXAMPLES", "150")), deadline=None)

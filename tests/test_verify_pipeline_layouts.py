@@ -7,9 +7,11 @@ from tcpdsl.verify.collect import verify_collect
 from tcpdsl.verify.commit import verify_commit, verify_commit_trim
 from tcpdsl.verify.fetch import verify_begin, verify_fetch
 from tcpdsl.verify.fetch_adapter import verify_fetch_cast
-from tcpdsl.verify.memory import Tier, check_dm_tensor, verify_tile, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.dma import verify_to_dm, verify_to_hbm
+from tcpdsl.verify.memory import Tier, check_dm_tensor
 from tcpdsl.verify.sequencer import Entry
 from tcpdsl.verify.to_vrf import verify_to_vrf
+from tcpdsl.verify.views import verify_tile
 
 
 def test_valid_cluster_and_slice_size() -> None:
