@@ -302,7 +302,7 @@ def commit_cycles(params: CommitParams) -> int:
 
 def dma_requests(params: DmaParams) -> int:
     """Requests on one side: each shared run of ``tail_bytes`` takes ``ceil(tail / 256)`` requests."""
-    run = max(params.tail_bytes, 1)
+    run = params.tail_bytes
     return -(-params.bytes // run) * -(-run // DMA_REQUEST_BYTES)
 
 

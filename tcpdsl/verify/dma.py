@@ -28,8 +28,8 @@ _TRIAL_LIMIT: Final = 1 << 16
 class DmaParams:
     """A DMA command: the shared innermost run ``tail`` (elements and bytes), the destination's loop
     nest over the source (``count:stride`` in source cells, outermost first), the bytes written (the
-    destination without its pure padding factors), and
-    whether source and destination sit in the same tier (their requests then serialise)."""
+    destination without its padding factors), and whether source and destination sit in one tier
+    (their requests then serialise)."""
 
     tail: int
     tail_bytes: int
@@ -66,7 +66,6 @@ def verify_dma(stage: str, dtype: str, *, source: Tier, destination: Tier) -> Dm
             hint="name every source axis in the destination, or move a tile view of the part you need",
         )
     tail = dma_tail(source.element, destination.element)
-    tail_bytes = tail * bits // BITS_PER_BYTE if tail * bits % BITS_PER_BYTE == 0 else 0
     aligned = destination.dm or source.dm
     if aligned and (tail * bits) % (SRAM_WORD_BYTES * BITS_PER_BYTE):
         raise LayoutError(
@@ -82,7 +81,7 @@ def verify_dma(stage: str, dtype: str, *, source: Tier, destination: Tier) -> Dm
         _check_strides(stage, walked, tail, bits, source, destination)
     return DmaParams(
         tail=tail,
-        tail_bytes=tail_bytes,
+        tail_bytes=bytes_of(bits, tail),
         entries=merge(walked),
         bytes=bytes_of(bits, dst.size // prod(p.count for p in walked if p.dummy)),
         same_tier=source.dm == destination.dm,
