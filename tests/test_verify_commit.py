@@ -213,8 +213,8 @@ def test_commit_cast_rules() -> None:
     with pytest.raises(LayoutError) as err:
         verify_commit_cast("f32", "bf16", packet=m("W = 6"))
     assert (err.value.stage, err.value.rule, err.value.detail, err.value.hint) == (
-        "commit_cast", "Width", "commit_cast: the trimmed packet is 24 bytes of f32, not a multiple of the 16 bytes one "
-        "narrowing write reads (Packet W = 6)", "commit_trim to 16 or 32 bytes of f32")
+        "commit_cast", "Width", "commit_cast: the trimmed packet is 24 bytes of f32, not a multiple of the 16 bytes "
+        "one narrowing write reads (Packet W = 6)", "commit_trim to 16 or 32 bytes of f32")
     with pytest.raises(DtypeError) as derr:
         verify_commit_cast("i32", "i8", packet=m("N"))
     assert (derr.value.rule, derr.value.detail) == (

@@ -117,7 +117,8 @@ def test_cluster_size() -> None:
 def test_slice_size() -> None:
     with pytest.raises(LayoutError) as err:
         verify_fetch("i8", cluster=ONE, slice_=m("P"), time=ONE, packet=m("A"), out_time=ONE, out_packet=m("A"))
-    assert (err.value.rule, err.value.detail) == ("SliceSize", "fetch: the Slice size must be 64, 128 or 256, got 32 (Slice P)")
+    assert (err.value.rule, err.value.detail) == (
+        "SliceSize", "fetch: the Slice size must be 64, 128 or 256, got 32 (Slice P)")
 
 
 def test_unreadable() -> None:

@@ -193,7 +193,8 @@ def test_pad_views() -> None:
         "pad", "NarrowerView", "pad: the padded view X (32 cells) is narrower than the view A, X (256 cells)")
     with pytest.raises(LayoutError) as err:
         verify_pad(m("A, X"), element=m("A, X # 64"), write=False)
-    assert (err.value.rule, err.value.detail) == ("UnexpectedView", "pad: the padded view must be A # 16, X, got A, X # 64")
+    assert (err.value.rule, err.value.detail) == (
+        "UnexpectedView", "pad: the padded view must be A # 16, X, got A, X # 64")
 
 
 def _tail_by_cuts(source: Mapping, destination: Mapping) -> int:

@@ -115,7 +115,8 @@ def _written(nest: tuple[Entry, ...]) -> set[int]:
     return {addr for _, addr in positions([Piece(1, e.count, e.stride) for e in reversed(nest)])}
 
 
-PADDED_ELEMENTS = ("A, B # 8", "A, B #{0} 8", "A #{0} 8, B", "A # 8, B", "B, A #{!} 8", "1 # 2, A, B", "A, 1 #{!} 2, B", "A, B")
+PADDED_ELEMENTS = ("A, B # 8", "A, B #{0} 8", "A #{0} 8, B", "A # 8, B", "B, A #{!} 8", "1 # 2, A, B",
+                   "A, 1 #{!} 2, B", "A, B")
 STREAM_TIMES = ("A, 1 # 2", "1 # 2, A", "A", "A # 8")
 
 

@@ -48,7 +48,8 @@ def test_fetch_cast_table() -> None:
 def test_fetch_cast_pair(src: str, dst: str, message: str, hint: str) -> None:
     with pytest.raises(DtypeError) as err:
         verify_fetch_cast(src, dst)
-    assert (err.value.stage, err.value.rule, err.value.detail, err.value.hint) == ("fetch_cast", "CastPair", message, hint)
+    error = err.value
+    assert (error.stage, error.rule, error.detail, error.hint) == ("fetch_cast", "CastPair", message, hint)
 
 
 def test_fetch_cast_refuses_zero_point_dtypes() -> None:
@@ -128,7 +129,8 @@ def test_to_vrf_exceeds_capacity() -> None:
 def test_to_vrf_dtype() -> None:
     with pytest.raises(DtypeError) as err:
         verify_to_vrf("bf16", time=m("A"), packet=m("B16"), element=m("A, B16"))
-    assert (err.value.rule, err.value.detail) == ("Dtype", "to_vrf: the vector register file holds i32 or f32, got bf16")
+    assert (err.value.rule, err.value.detail) == (
+        "Dtype", "to_vrf: the vector register file holds i32 or f32, got bf16")
 
 
 def test_to_vrf_book_store() -> None:

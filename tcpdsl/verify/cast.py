@@ -30,7 +30,8 @@ class CastParams:
 
 @memoized
 def verify_cast(dtype: str, out_dtype: str, *, packet: Mapping, out_packet: Mapping) -> CastParams:
-    """Check ``cast(out_dtype, out_packet=)``: ``Pair``, ``InputNotOneFlit``, ``OutputNotOneFlit``, ``PacketMismatch``."""
+    """Check ``cast(out_dtype, out_packet=)``: ``Pair``, ``InputNotOneFlit``, ``OutputNotOneFlit``,
+    ``PacketMismatch``."""
     in_bits, out_bits = stream_bits(STAGE, dtype), stream_bits(STAGE, out_dtype)
     targets = CAST_PAIRS.get(dtype, ())
     if out_dtype not in targets:

@@ -79,7 +79,9 @@ def verify_commit_trim(dtype: str, *, packet: Mapping, out_packet: Mapping) -> i
 
 
 @memoized
-def verify_commit_cast(dtype: str, out_dtype: str, *, packet: Mapping, context: str = "main", relu: bool = False) -> int:
+def verify_commit_cast(
+    dtype: str, out_dtype: str, *, packet: Mapping, context: str = "main", relu: bool = False
+) -> int:
     """Check ``commit_cast(out_dtype)`` / ``commit_cast_relu``: ``Pair``, ``MainOnly``, ``Width``; returns the
     bytes written per packet."""
     stage = Stage.COMMIT_CAST_RELU if relu else Stage.COMMIT_CAST
@@ -162,8 +164,8 @@ def verify_commit(
             raise LayoutError(
                 stage,
                 "StrideAlign",
-                f"{stage}: writing [{time}][{packet}] into Element {element} strides {e.stride * bits / BITS_PER_BYTE:g} "
-                f"bytes per step ({e.count} steps), not a multiple of 8 bytes",
+                f"{stage}: writing [{time}][{packet}] into Element {element} strides "
+                f"{e.stride * bits / BITS_PER_BYTE:g} bytes per step ({e.count} steps), not a multiple of 8 bytes",
                 hint="pad the Element axes inside that step so that every write starts on an 8-byte word",
             )
     access = access_size(access_elements(packet_entries, packet.size), bits) * bits // BITS_PER_BYTE

@@ -165,7 +165,7 @@ def _check_read(dm: Mapping, walked: list[Piece], out_time: Mapping, out_packet:
             raise LayoutError(
                 STAGE,
                 "Unread",
-                f"fetch: the stream [{out_time}][{out_packet}] leaves value {reached[at].covered} of the {count} values "
-                f"of {digit.sym} (stride {digit.stride}) in DM {dm} unread; a fetch cannot drop data",
+                f"fetch: the stream [{out_time}][{out_packet}] leaves value {reached[at].covered} of the {count} "
+                f"values of {digit.sym} (stride {digit.stride}) in DM {dm} unread; a fetch cannot drop data",
                 hint="read every DM axis in full, or fetch from a tile view of the part you need",
             )
