@@ -243,3 +243,25 @@ def test_chunk_swap_tiles() -> None:
     assert write == m("L = 256 #{!} 768, A", axes)
     p = verify_to_hbm("bf16", source=Tier(m("1", axes), read), element=write, view=True)
     assert (p.tail, p.bytes) == (1024, 2048)
+
+
+def test_view_simpl_and_view_nested() -> None:
+    # i32 DM [B = 8] rotated by two by DM-to-DM moves between read and write tiles.
+    ax = {"A": 512, "B": 8}
+    src = Tier(m("1", ax), m("B", ax), m("A / 256", ax), m("A % 256", ax))
+    read = verify_tile(m("B", ax), start=0, index=m("B", ax), len_=4, element=m("B = 4 # 8", ax), write=False)
+    write = verify_tile(m("B", ax), start=2, index=m("B", ax), len_=4, element=m("B = 4 #{!} 8", ax), write=True)
+    p = verify_to_dm("i32", source=Tier(src.chip, read, src.cluster, src.slice_), cluster=src.cluster,
+                     slice_=src.slice_, element=write, view=True)
+    assert (p.tail, p.tail_bytes) == (4, 16)
+    # A tile of a tile: the index is the first tile's factor, padding and all; the start counts its live values.
+    ax = {"A": 512, "B": 528}
+    outer = verify_tile(m("B", ax), start=0, index=m("B", ax), len_=264, element=m("B = 264 # 528", ax), write=False)
+    inner = verify_tile(outer, start=0, index=m("B = 264 # 528", ax), len_=132, element=m("B = 132 # 528", ax),
+                        write=False)
+    assert inner == m("B % 132 # 528", ax)
+    with pytest.raises(LayoutError) as err:
+        verify_tile(outer, start=200, index=m("B = 264 # 528", ax), len_=132, element=m("B = 132 # 528", ax),
+                    write=False)
+    assert (err.value.rule, err.value.detail) == (
+        "Start", "tile: a window of 132 values of B % 264 # 528 starting at 200 leaves the 264 values")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tcpdsl.algebra import Digit, Mapping, Padding, PaddingKind, Resize, normalize, pairs, slots_of, split_at
+from tcpdsl.algebra import Digit, Mapping, Padding, PaddingKind, Resize, Slot, normalize, pairs, slots_of, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.memory import Tier
@@ -30,26 +30,17 @@ def verify_reshape(source: Tier, *, chip: Mapping, element: Mapping,
             )
 
 
-def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) -> Mapping:
-    """The Element of a window of ``len_`` values of the digit ``index``: the rest becomes padding,
-    Top in a read view and Bottom in a write view (its cells are never written)."""
+def _tiled_slot(element: Mapping, index: Mapping) -> tuple[int, Slot]:
+    """The position stride and slot of ``element`` that ``index`` names: one digit, written as in
+    ``element`` (a padded index, ``X = 16 # 32``, names the slot of a tile being tiled again)."""
     wanted = slots_of(index)
-    digit = wanted[0].live if len(wanted) == 1 and not wanted[0].padded else None
-    at = 1
-    for slot in slots_of(element):
-        if isinstance(digit, Digit) and slot.live == digit:
-            if not 1 <= len_ <= slot.count:
-                raise LayoutError(
-                    Stage.TILE,
-                    "Split",
-                    f"tile: a window of {len_} values does not fit the {slot.count} values of {index} in {element}",
-                    hint=f"take between 1 and {slot.count} values",
-                )
-            outer, rest = split_at(element, at)
-            outer, mid = split_at(outer, slot.extent)
-            kind = PaddingKind.BOTTOM if write else PaddingKind.TOP
-            return normalize(pairs([outer, Padding(Resize(mid, len_), slot.extent, kind), rest]))
-        at *= slot.extent
+    if len(wanted) == 1 and isinstance(wanted[0].live, Digit):
+        w = wanted[0]
+        at = 1
+        for slot in slots_of(element):
+            if slot.live == w.live and (slot.extent == w.extent or not w.padded):
+                return at, slot
+            at *= slot.extent
     raise LayoutError(
         Stage.TILE,
         "Split",
@@ -58,17 +49,35 @@ def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) ->
     )
 
 
+def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) -> Mapping:
+    """The Element of a window of ``len_`` values of the digit ``index``: the rest becomes padding,
+    Top in a read view and Bottom in a write view (its cells are never written)."""
+    at, slot = _tiled_slot(element, index)
+    if not 1 <= len_ <= slot.count:
+        raise LayoutError(
+            Stage.TILE,
+            "Split",
+            f"tile: a window of {len_} values does not fit the {slot.count} values of {index} in {element}",
+            hint=f"take between 1 and {slot.count} values",
+        )
+    outer, rest = split_at(element, at)
+    outer, mid = split_at(outer, slot.extent)
+    kind = PaddingKind.BOTTOM if write else PaddingKind.TOP
+    return normalize(pairs([outer, Padding(Resize(mid, len_), slot.extent, kind), rest]))
+
+
 @memoized
 def verify_tile(element_in: Mapping, *, start: int | None, index: Mapping, len_: int, element: Mapping,
                 write: bool) -> Mapping:
     """``view.tile(start, index=, len=, element=)``: ``Split``, ``Start`` (a known start), ``UnexpectedView``."""
     expected = tile_element(element_in, index=index, len_=len_, write=write)
-    if start is not None and not 0 <= start <= index.size - len_:
+    values = _tiled_slot(element_in, index)[1].count
+    if start is not None and not 0 <= start <= values - len_:
         raise LayoutError(
             Stage.TILE,
             "Start",
-            f"tile: a window of {len_} values of {index} starting at {start} leaves the {index.size} values",
-            hint=f"start between 0 and {index.size - len_}",
+            f"tile: a window of {len_} values of {index} starting at {start} leaves the {values} values",
+            hint=f"start between 0 and {values - len_}",
         )
     if element != expected:
         raise LayoutError(
