@@ -30,6 +30,9 @@ from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.switch import SwitchParams
 from tcpdsl.verify.transpose import TransposeParams
+from tcpdsl.verify.commit import CommitParams
+from tcpdsl.verify.fetch import FetchParams
+from tcpdsl.verify.dma import DmaParams
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.inter_reduce import InterReduceParams
 from tcpdsl.verify.intra_reduce import IntraReduceParams
@@ -349,3 +352,33 @@ def transpose_cycles(params: TransposeParams) -> int:
     if params.double_buffered:
         return in_flits + (n - 1) * max(in_flits, params.out_rows) + params.out_rows
     return n * (in_flits + params.out_rows)
+# ---------------------------------------------------------------------------------------------------
+# Memory moves: fetch, commit and DMA (docs/cost-model.md §4)
+# ---------------------------------------------------------------------------------------------------
+
+# Every DMA command pays a fixed start-up before data moves (docs/cost-model.md §4).
+DMA_STARTUP_CYCLES: Final = 500
+# A DMA packet is split into requests of at most 256 bytes; an engine issues one request per cycle.
+DMA_REQUEST_BYTES: Final = 256
+
+
+def fetch_cycles(params: FetchParams) -> int:
+    """One read of ``read_size`` elements per cycle: ``|Time| x ceil(|Packet| / read_size)``."""
+    return params.time_size * -(-params.packet_size // params.read_size)
+
+
+def commit_cycles(params: CommitParams) -> int:
+    """One write of ``write_bytes`` per cycle: ``|Time| x ceil(valid bytes / write_bytes)``."""
+    return params.time_size * -(-params.valid_bytes // params.write_bytes)
+
+
+def dma_requests(params: DmaParams) -> int:
+    """Requests on one side: each shared run of ``tail_bytes`` takes ``ceil(tail / 256)`` requests."""
+    run = params.tail_bytes
+    return -(-params.bytes // run) * -(-run // DMA_REQUEST_BYTES)
+
+
+def dma_cycles(params: DmaParams) -> int:
+    """Start-up plus requests: reads and writes pipeline across tiers and serialise within one tier."""
+    requests = dma_requests(params)
+    return DMA_STARTUP_CYCLES + (2 * requests if params.same_tier else requests)
