@@ -68,7 +68,7 @@ def to_bf16(x: npt.ArrayLike) -> npt.NDArray[np.float32]:
     bits = single.view(np.uint32)
     bits = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
     rounded = bits.view(np.float32)
-    rounded = np.where(np.abs(rounded) < np.finfo(np.float32).tiny, np.float32(0) * single, rounded)
+    rounded = np.where(np.abs(rounded) < np.finfo(np.float32).tiny, np.copysign(np.float32(0), single), rounded)
     return np.where(np.isfinite(single), rounded, single).astype(np.float32)
 
 
@@ -310,7 +310,9 @@ def attention_first(q: Array, k: Array, v: Array, mask: npt.ArrayLike, num: Nume
     return AttentionState(row_max, weights.sum(axis=-1) + EPS, weighted_sum(weights, v, num))
 
 
-def online_update(state: AttentionState, row_max: Array, chunk_sum: Array, chunk_out: Array, num: Numerics = ORACLE) -> AttentionState:
+def online_update(
+    state: AttentionState, row_max: Array, chunk_sum: Array, chunk_out: Array, num: Numerics = ORACLE
+) -> AttentionState:
     """Fold one chunk's sum and output, taken against the new running max, into the state."""
     alpha = np.exp(state.max - row_max)
     out = num.bf16(num.bf16(state.out * alpha[..., None]) + chunk_out)
