@@ -212,13 +212,15 @@ def linear(x: Array, weight: Array, num: Numerics = ORACLE) -> Array:
 def rope_tables(position: int, sizes: Sizes) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
     """The bf16 ``cos`` and ``sin`` rows for ``position``, ``sin``'s first half negated.
 
-    Frequencies ``ROPE_THETA ** (-2i / D)`` for ``i < D / 2``, repeated over both halves. Negating
-    the first half of ``sin`` lets the rope kernel swap the halves of x without negating any of it.
+    Frequencies ``ROPE_THETA ** (-2i / D)`` for ``i < D / 2``, repeated over both halves, computed
+    in float32 as the host builds the tables. Negating the first half of ``sin`` lets the rope
+    kernel swap the halves of x without negating any of it.
     """
     half = sizes.D // 2
-    inv_freq = ROPE_THETA ** (-np.arange(0, sizes.D, 2, dtype=np.float64) / sizes.D)
-    angles = np.concatenate([position * inv_freq] * 2)
-    sign = np.concatenate([-np.ones(half), np.ones(half)])
+    exponents = np.arange(0, sizes.D, 2, dtype=np.float32) / np.float32(sizes.D)
+    inv_freq = np.float32(1) / np.power(np.float32(ROPE_THETA), exponents)
+    angles = np.tile(np.float32(position) * inv_freq, 2)
+    sign = np.concatenate([-np.ones(half, np.float32), np.ones(half, np.float32)])
     return to_bf16(np.cos(angles)), to_bf16(sign * np.sin(angles))
 
 
