@@ -22,13 +22,15 @@ LAYERS: dict[str, int] = {
     "cost": 4,
     "pictures": 4,
     "mx": 4,
-    "tensors": 5,
+    "numerics": 5,
     "evaluate": 6,
-    "planner": 7,
-    "static": 7,
-    "cli": 8,
-    "mypy_plugin": 8,
-    "__main__": 9,
+    "tensors": 7,
+    "harness": 8,
+    "planner": 9,
+    "static": 9,
+    "cli": 10,
+    "mypy_plugin": 10,
+    "__main__": 11,
 }
 FACADE = "__init__"  # tcpdsl/__init__.py loads the public names lazily from every layer.
 

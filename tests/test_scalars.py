@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tcpdsl.errors import DtypeError
-from tcpdsl.tensors.scalars import (
+from tcpdsl.numerics.scalars import (
     Scalar,
     bf16,
     cast,

@@ -37,7 +37,7 @@ from static_corpus.support import (
 )
 from tcpdsl.errors import DtypeError, LayoutError, MappingSyntaxError, TcpError
 from tcpdsl.tensors.checking import HintViolation
-from tcpdsl.tensors.kernel_spec import kernels_in, random_inputs
+from tcpdsl.harness.kernel_spec import kernels_in, random_inputs
 
 MODULES = corpus_modules()
 STAGE_METHODS = frozenset({"to_trf", "contract_outer", "contract_packet", "contract_time", "contract_lane"})

@@ -35,8 +35,8 @@ Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A,B/16"], m["B % 1
 Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B % 16"]]
 '''
 GRID = "Literal['1'], Literal['1 # 2'], Literal['1 # 256']"
-F32 = "tcpdsl.tensors.scalars.f32"
-BF16 = "tcpdsl.tensors.scalars.bf16"
+F32 = "tcpdsl.numerics.scalars.f32"
+BF16 = "tcpdsl.numerics.scalars.bf16"
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +113,7 @@ def k(x: Stream, w: Weights) -> None:
     found = check(tmp_path, cache, {"ints": body})
     assert error_keys(found) == []
     (result,) = revealed(found).values()
-    assert result.startswith("tcpdsl.tensors.results.ContractOuterTensor[tcpdsl.tensors.scalars.i32, tcpdsl.tensors.scalars.i4,")
+    assert result.startswith("tcpdsl.tensors.results.ContractOuterTensor[tcpdsl.numerics.scalars.i32, tcpdsl.numerics.scalars.i4,")
 
 
 def test_wrong_return_annotation_is_an_ordinary_error(tmp_path: Path, cache: Path) -> None:

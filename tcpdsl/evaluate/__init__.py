@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from tcpdsl.evaluate.fused import FusedEvaluator, fold
 from tcpdsl.evaluate.simulate import SimulateEvaluator, StageBuffer, macs, trace
-from tcpdsl.tensors.backend import register
+from tcpdsl.evaluate.backend import register
 
 register(FusedEvaluator())
 register(SimulateEvaluator())

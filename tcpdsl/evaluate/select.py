@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators before one is selected)
-from tcpdsl.tensors.backend import Evaluator, using
+from tcpdsl.evaluate.backend import Evaluator, using
 
 
 @contextmanager

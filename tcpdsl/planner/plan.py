@@ -22,7 +22,7 @@ from tcpdsl.planner.grid import Machine
 from tcpdsl.planner.problem import STAGE, Problem
 from tcpdsl.planner.source import Texts, module_source, texts
 from tcpdsl.tensors.device import Device, Topology
-from tcpdsl.tensors.logical import Tensor
+from tcpdsl.numerics.logical import Tensor
 from tcpdsl.verify import LaneMode
 
 

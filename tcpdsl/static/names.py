@@ -10,7 +10,7 @@ from tcpdsl.verify.stage import Stage
 
 SOURCES_MODULE: Final = "tcpdsl.tensors.sources"
 RESULTS_MODULE: Final = "tcpdsl.tensors.results"
-SCALARS_MODULE: Final = "tcpdsl.tensors.scalars"
+SCALARS_MODULE: Final = "tcpdsl.numerics.scalars"
 SCALAR_BASE: Final = f"{SCALARS_MODULE}.Scalar"
 AXIS_CLASS: Final = "tcpdsl.algebra.scope.Axis"
 AXIS_FUNCTIONS: Final = frozenset({"tcpdsl.algebra.scope.axis", "tcpdsl.axis"})

@@ -28,8 +28,8 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.scalars import Scalar
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.subscription import Spec, Subscriptable
 
 D = TypeVar("D", bound=Scalar)

@@ -1,7 +1,7 @@
 """The four stage results of a contraction chain: lazy until their values are read.
 
 A stage method composes the result's type (:mod:`tcpdsl.verify.compose`) and records its mappings
-and derived parameters on the :class:`~tcpdsl.tensors.chain.Chain`; the selected evaluator computes
+and derived parameters on the :class:`~tcpdsl.numerics.chain.Chain`; the selected evaluator computes
 the values the first time they are read.
 """
 
@@ -14,13 +14,13 @@ import numpy as np
 
 from tcpdsl.algebra import Mapping, StructKey, Term
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.backend import get as get_evaluator
+from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.numerics.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
-from tcpdsl.tensors.logical import Fixed, Tensor
-from tcpdsl.tensors.transfer import to_terms
+from tcpdsl.numerics.logical import Fixed, Tensor
+from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.subscription import Spec, as_mapping
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME

@@ -1,6 +1,6 @@
 """The tensors that hold data: a collected stream (:class:`CollectTensor`) and TRF weights (:class:`TrfTensor`).
 
-Building one lays a logical :class:`~tcpdsl.tensors.logical.Tensor` out on the declared layout,
+Building one lays a logical :class:`~tcpdsl.numerics.logical.Tensor` out on the declared layout,
 after checking that the layout holds exactly the tensor's elements.
 """
 
@@ -12,15 +12,15 @@ from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
 from tcpdsl.tensors.base import caller, unspecialised
-from tcpdsl.tensors.chain import Chain, Operand
+from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.tensors.device import TuContext
 from tcpdsl.tensors.explain import describe_source
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.fit import check_fit
-from tcpdsl.tensors.transfer import to_physical
-from tcpdsl.tensors.term_arrays import coordinate_array
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.fit import check_fit
+from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
-from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
+from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Same, Spec, as_mapping, spec_of
 from tcpdsl.verify import compose
 from tcpdsl.verify.device import check_placement

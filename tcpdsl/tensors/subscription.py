@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
 from tcpdsl.algebra import Mapping, Symbol, Term, logical_terms, pairs, parse
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.tensors.scalars import Scalar, scalar
+from tcpdsl.numerics.scalars import Scalar, scalar
 from tcpdsl.verify.families import Family, TensorType, check_type
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from tcpdsl.algebra import Mapping, NotATerm, Term, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.logical import STAGE, TERM_HINT, Fixed, Tensor, same_digits
-from tcpdsl.tensors.term_arrays import rearrange
+from tcpdsl.numerics.logical import STAGE, TERM_HINT, Fixed, Tensor, same_digits
+from tcpdsl.numerics.term_arrays import rearrange
 
 
 def _digit(tensor: Tensor, digit: object) -> Term:

@@ -14,7 +14,7 @@ from typing import Any, Final, Protocol
 import numpy.typing as npt
 
 from tcpdsl.errors import TcpError
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.numerics.chain import Chain
 
 DEFAULT: Final = "fused"
 

@@ -26,7 +26,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import is_axis_name
-from tcpdsl.tensors.term_arrays import axes_of, rearrange
+from tcpdsl.numerics.term_arrays import axes_of, rearrange
 
 STAGE: Final = "Tensor"
 TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
@@ -281,7 +281,7 @@ class Tensor:
         It holds the rest of the digit's term and fixes the digit; its values are a view of this
         tensor's array, so :meth:`assign` on the tile writes into this tensor.
         """
-        from tcpdsl.tensors.tiles import tile
+        from tcpdsl.numerics.tiles import tile
 
         return tile(self, digit, index)
 
@@ -293,7 +293,7 @@ class Tensor:
         After the tile is chosen, ``part`` must hold exactly the digits this tensor holds there.
         Nothing is written when the check fails.
         """
-        from tcpdsl.tensors.tiles import assign
+        from tcpdsl.numerics.tiles import assign
 
         assign(self, part)
 
