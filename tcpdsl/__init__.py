@@ -62,8 +62,6 @@ _EXPORTS: dict[str, str] = {
     "try_kernel": "tcpdsl.harness.run",
 }
 
-_NEEDS_EVALUATORS = ("tcpdsl.tensors", "tcpdsl.evaluate")
-
 __all__ = sorted([*_EXPORTS, "mx", "__version__"])
 
 
@@ -73,9 +71,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'tcpdsl' has no attribute {name!r}")
-    if module.startswith(_NEEDS_EVALUATORS):
-        # The tensor layer cannot import the evaluators above it; they register on import.
-        importlib.import_module("tcpdsl.evaluate")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -12,7 +12,6 @@ import pytest
 from mypy_runner import run_mypy
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl.harness.oracle import check
 from tcpdsl.harness.kernel_spec import kernels_in, random_case
 

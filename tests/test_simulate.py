@@ -330,7 +330,7 @@ def test_evaluator_registry_and_selection() -> None:
         assert chosen.name == "simulate"
         assert backend.get().name == "simulate"
     assert backend.get().name == "fused"
-    with pytest.raises(TcpError, match="unknown evaluator 'exact'; registered evaluators: fused, simulate"):
+    with pytest.raises(TcpError, match="unknown evaluator 'exact'; known evaluators: fused, simulate"):
         backend.get("exact")
     with pytest.raises(TcpError), evaluator("exact"):
         pass

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.harness.oracle import check, einsum_oracle

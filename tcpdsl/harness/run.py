@@ -15,13 +15,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError, TcpError
+from tcpdsl.evaluate.backend import names
 from tcpdsl.evaluate.select import evaluator as using
 from tcpdsl.harness import oracle
 from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
 from tcpdsl.harness.report import KernelResult
 from tcpdsl.harness.stages import chain_stages
 
-EVALUATORS: Final = ("fused", "simulate")
+EVALUATORS: Final = tuple(names())
 
 
 def failure(error: BaseException) -> str:

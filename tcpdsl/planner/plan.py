@@ -14,7 +14,6 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators a plan runs on)
 from tcpdsl.cost import KernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
