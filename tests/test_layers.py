@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from graphlib import CycleError, TopologicalSorter
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,46 @@ def test_imports_point_downward(path: Path) -> None:
         if other != unit and (other == FACADE or LAYERS.get(other, 99) >= LAYERS[unit])
     ]
     assert not wrong, f"{path.relative_to(ROOT)} ({unit}, layer {LAYERS[unit]}) imports upward or sideways: {wrong}"
+
+
+def _module_name(path: Path) -> str:
+    parts = ("tcpdsl", *path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_edges(path: Path, names: set[str]) -> list[tuple[str, bool]]:
+    """The tcpdsl modules ``path`` imports, each with whether the import is deferred into a function."""
+    tree = ast.parse(path.read_text())
+    top = {id(node) for node in ast.walk(tree)} - {
+        id(inner) for fn in ast.walk(tree) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for inner in ast.walk(fn)
+    }
+    found: list[tuple[str, bool]] = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            # ``from package import submodule`` depends on the submodule, anything else on the module itself.
+            targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in names else node.module for a in node.names]
+        found += [(t, id(node) not in top) for t in targets if t in names and t != "tcpdsl"]
+    return found
+
+
+def test_the_import_graph_has_no_cycle_but_the_algebra_seam() -> None:
+    """Every module of tcpdsl/ (the lazy facade aside) imports in one direction; the one exception is
+    the deferred import inside the algebra through which node methods reach the operations
+    (docs/architecture.md)."""
+    names = {_module_name(p): p for p in MODULES}
+    edges = {name: _module_edges(path, set(names)) for name, path in names.items()}
+    seams = {(name, to) for name, found in edges.items() for to, deferred in found
+             if deferred and name.startswith("tcpdsl.algebra.") and to.startswith("tcpdsl.algebra.")}
+    assert len(seams) <= 1, f"the algebra has one late-bound seam, not {sorted(seams)}"
+    graph = {name: {to for to, _ in found if (name, to) not in seams} for name, found in edges.items()}
+    try:
+        tuple(TopologicalSorter(graph).static_order())
+    except CycleError as cycle:
+        raise AssertionError(f"modules import each other in a cycle: {' -> '.join(cycle.args[1])}") from None
 
 
 DIRECT_IMPORTS = '''

@@ -23,7 +23,8 @@ import numpy.typing as npt
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
-from tcpdsl.numerics.logical import Tensor, axis_names, same_digits
+from tcpdsl.numerics.logical import Tensor, axis_names
+from tcpdsl.numerics.term_arrays import same_digits
 from tcpdsl.numerics.term_arrays import rearrange
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 

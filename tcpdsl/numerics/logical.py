@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -26,12 +26,8 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import is_axis_name
-from tcpdsl.numerics.term_arrays import axes_of, rearrange
-
-STAGE: Final = "Tensor"
-TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
-
-Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
+from tcpdsl.numerics import tiles
+from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, axes_of, rearrange, same_digits
 
 # A mapping argument written m["..."]: checkers see typing.Literal used as a value (a special form
 # no annotation can name), the runtime a Mapping, which the method checks.
@@ -281,9 +277,7 @@ class Tensor:
         It holds the rest of the digit's term and fixes the digit; its values are a view of this
         tensor's array, so :meth:`assign` on the tile writes into this tensor.
         """
-        from tcpdsl.numerics.tiles import tile
-
-        return tile(self, digit, index)
+        return tiles.tile(self, digit, index, Tensor.of_terms)
 
     def assign(self, part: Tensor) -> None:
         """Write ``part`` into this tensor, at the tile its fixed digits select.
@@ -293,9 +287,10 @@ class Tensor:
         After the tile is chosen, ``part`` must hold exactly the digits this tensor holds there.
         Nothing is written when the check fails.
         """
-        from tcpdsl.numerics.tiles import assign
-
-        assign(self, part)
+        if not isinstance(part, Tensor):
+            raise LayoutError(STAGE, "NotATensor", f"assign takes a tcp.Tensor, got {type(part).__name__}",
+                              hint="write a stage result with .to_tensor()")
+        tiles.assign(self, part, Tensor.of_terms)
 
     def _describe_terms(self) -> str:
         return text_of(self._terms) or "(none)"
@@ -305,8 +300,3 @@ class Tensor:
         fixed = "".join(f" | {term.text} = {value}" for term, value in self._fixed)
         return f"Tensor[{dims}{fixed}]({self._values.dtype})"
 
-
-def same_digits(a: Sequence[Term], b: Sequence[Term]) -> bool:
-    """Whether two term lists hold the same digits of every axis."""
-    axes = set(axes_of(a)) | set(axes_of(b))
-    return all(runs([t for t in a if t.axis == x]) == runs([t for t in b if t.axis == x]) for x in axes)

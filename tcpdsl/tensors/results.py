@@ -19,7 +19,8 @@ from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, Sli
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
-from tcpdsl.numerics.logical import Fixed, Tensor
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.term_arrays import Fixed
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.subscription import Spec, as_mapping
 from tcpdsl.verify import compose
