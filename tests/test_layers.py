@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent / "tcpdsl"
 # Package (or top-level module) -> layer. Equal layers may not import each other.
 LAYERS: dict[str, int] = {
     "errors": 0,
+    "frames": 0,
     "syntax": 1,
     "algebra": 2,
     "verify": 3,

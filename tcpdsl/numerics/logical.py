@@ -14,7 +14,6 @@ Arrays are typed ``NDArray[Any]``: the element type is the tensor's dtype, known
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
 from functools import lru_cache
@@ -25,6 +24,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
+from tcpdsl.frames import user_frame
 from tcpdsl.syntax import is_axis_name
 from tcpdsl.numerics import tiles
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, axes_of, rearrange, same_digits
@@ -60,9 +60,9 @@ def _checked_names(names: tuple[str, ...]) -> tuple[str, ...]:
     return names
 
 
-def caller_axis_sizes(names: tuple[str, ...], depth: int) -> dict[str, int]:
-    """Sizes of the axes ``names`` as bound in the scope ``depth`` frames above the caller."""
-    frame = sys._getframe(depth + 1)
+def caller_axis_sizes(names: tuple[str, ...]) -> dict[str, int]:
+    """Sizes of the axes ``names`` as bound in the scope of the user's code that called tcpdsl."""
+    frame = user_frame()
     found: dict[str, int] = {}
     for name in names:
         value = frame.f_locals.get(name, frame.f_globals.get(name))
@@ -101,7 +101,7 @@ def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
     return values
 
 
-def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None, depth: int) -> tuple[Term, ...]:
+def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None) -> tuple[Term, ...]:
     if sizes is not None and not isinstance(sizes, MappingABC):
         raise LayoutError(
             STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
@@ -117,7 +117,7 @@ def _whole_terms(names: tuple[str, ...], sizes: MappingABC[str, int] | None, dep
             )
     missing = tuple(n for n in names if n not in known)
     if missing:
-        known.update(caller_axis_sizes(missing, depth + 1))
+        known.update(caller_axis_sizes(missing))
     unknown = [n for n in names if n not in known]
     if unknown:
         raise LayoutError(
@@ -146,7 +146,6 @@ class Tensor:
         axes: str | Sequence[str] | MappingArg,
         *,
         sizes: MappingABC[str, int] | None = None,
-        _depth: int = 1,
     ) -> None:
         if isinstance(axes, Mapping):
             if sizes is not None:
@@ -156,7 +155,7 @@ class Tensor:
                 )
             terms = terms_of_mapping(axes)
         else:
-            terms = _whole_terms(axis_names(axes), sizes, _depth)
+            terms = _whole_terms(axis_names(axes), sizes)
         values = _read_array(array)
         expected = tuple(t.count for t in terms)
         if values.shape != expected:

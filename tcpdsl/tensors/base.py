@@ -18,9 +18,7 @@ time a subscription with concrete arguments is a checked, callable hint
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any, TypeVar
 
 import numpy.typing as npt
@@ -44,11 +42,6 @@ TimeT = TypeVar("TimeT")
 PacketT = TypeVar("PacketT")
 
 Array = npt.NDArray[Any]
-
-
-def caller() -> FrameType:
-    """The frame of the code that called the public method calling this (for lexical mapping text)."""
-    return sys._getframe(2)
 
 
 def unspecialised(name: str) -> LayoutError:

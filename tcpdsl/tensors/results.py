@@ -7,13 +7,13 @@ the values the first time they are read.
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Generic
 
 import numpy as np
 
 from tcpdsl.algebra import Mapping, StructKey, Term
 from tcpdsl.errors import LayoutError
+from tcpdsl.frames import user_frame
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
@@ -104,7 +104,7 @@ class StageResult(TensorBase):
         return describe_chain(self._spec, self._chain)
 
     def _mapping_arg(self, value: object, stage: Stage, what: str) -> Mapping:
-        return as_mapping(value, stage, what, sys._getframe(2))
+        return as_mapping(value, stage, what, user_frame())
 
 
 class ContractOuterTensor(StageResult, Generic[Acc, Storage, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):

@@ -10,8 +10,9 @@ from typing import Any, Generic, TypeVar, overload
 
 from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
+from tcpdsl.frames import user_frame
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
-from tcpdsl.tensors.base import caller, unspecialised
+from tcpdsl.tensors.base import unspecialised
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.tensors.device import TuContext
 from tcpdsl.tensors.explain import describe_source
@@ -125,7 +126,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
-        frame = caller()
+        frame = user_frame()
         lane_m = as_mapping(lane, Stage.TO_TRF, "lane=", frame)
         element_m = as_mapping(element, Stage.TO_TRF, "element=", frame)
         spec, params = self._spec.step(
@@ -183,7 +184,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         out_packet: object,
     ) -> ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any]:
         """Multiply the stream with TRF weights into ``[Lane, OutTime, OutPacket]`` (docs/stage-rules.md §2.3-2.4)."""
-        frame = caller()
+        frame = user_frame()
         stage = Stage.CONTRACT_OUTER
         time_m = as_mapping(out_time, stage, "out_time=", frame)
         packet_m = as_mapping(out_packet, stage, "out_packet=", frame)
