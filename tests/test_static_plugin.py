@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from mypy.plugin import Plugin, ReportConfigContext
 from static_corpus.support import ROOT, Diagnostic, corpus_cache, error_keys, run
 from static_corpus.support import corpus_report  # the corpus mypy run, as a fixture
 from tcpdsl import mypy_plugin
-from tcpdsl.verify import compose
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.stages import STAGES
 from tcpdsl.static.plugin import TcpdslPlugin, logic_digest
 from tcpdsl.static.resolve import names_in
 
@@ -202,7 +204,7 @@ def test_internal_failure_is_an_error_at_the_line(tmp_path: Path, cache: Path, m
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(compose, "contract_packet", broken)
+    monkeypatch.setitem(STAGES, Stage.CONTRACT_PACKET, dataclasses.replace(STAGES[Stage.CONTRACT_PACKET], compose=broken))
     body = HEADER + '''
 def k(x: Stream, w: Weights) -> object:
     outer = x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])

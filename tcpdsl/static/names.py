@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.compose import RECEIVER
 from tcpdsl.verify.families import COLLECT, FAMILIES, TRF, Family
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.stages import STAGES
 
 SOURCES_MODULE: Final = "tcpdsl.tensors.sources"
 RESULTS_MODULE: Final = "tcpdsl.tensors.results"
@@ -29,5 +29,7 @@ def fullname(family: Family) -> str:
 
 TENSOR_CLASSES: Final = {fullname(f): f for f in FAMILIES.values()}
 
-# Stage methods: "<defining class>.<method>" -> the stage.
-STAGES: Final = {f"{fullname(RECEIVER[stage])}.{stage}": stage for stage in Stage}
+# Stage methods, from the stage table: "<defining class>.<method>" -> the stage.
+STAGE_METHODS: Final[dict[str, Stage]] = {
+    f"{fullname(family)}.{row.stage}": row.stage for row in STAGES.values() for family in row.receivers
+}

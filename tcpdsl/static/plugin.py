@@ -23,7 +23,7 @@ from mypy.types import FunctionLike, Type
 from tcpdsl.static.annotations import analyze_literal, analyze_tensor
 from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
-from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, STAGES, TENSOR_CLASSES
+from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, STAGE_METHODS, TENSOR_CLASSES
 from tcpdsl.verify.stage import Stage
 
 # The packages whose code decides the plugin's verdicts: any change to them invalidates cached results.
@@ -60,7 +60,7 @@ class TcpdslPlugin(Plugin):
             **dict.fromkeys(TENSOR_CLASSES, tensor_call),
         }
         self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
-            name: partial(stage_call, method=stage) for name, stage in STAGES.items()
+            name: partial(stage_call, method=stage) for name, stage in STAGE_METHODS.items()
         }
 
     def get_type_analyze_hook(self, fullname: str) -> Callable[[AnalyzeTypeContext], Type] | None:
@@ -73,7 +73,7 @@ class TcpdslPlugin(Plugin):
         return self._method_hooks.get(fullname)
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        return outer_signature if STAGES.get(fullname) is Stage.CONTRACT_OUTER else None
+        return outer_signature if STAGE_METHODS.get(fullname) is Stage.CONTRACT_OUTER else None
 
     def get_dynamic_class_hook(self, fullname: str) -> Callable[[DynamicClassDefContext], None] | None:
         return axis_declaration if fullname in AXIS_FUNCTIONS else None
