@@ -34,17 +34,17 @@ _EXPORTS: dict[str, str] = {
     # stages
     "LaneMode": "tcpdsl.verify.lane_mode",
     # scalars
-    "i4": "tcpdsl.tensors.scalars",
-    "i5": "tcpdsl.tensors.scalars",
-    "i8": "tcpdsl.tensors.scalars",
-    "i9": "tcpdsl.tensors.scalars",
-    "f8e4m3": "tcpdsl.tensors.scalars",
-    "f8e5m2": "tcpdsl.tensors.scalars",
-    "bf16": "tcpdsl.tensors.scalars",
-    "i32": "tcpdsl.tensors.scalars",
-    "f32": "tcpdsl.tensors.scalars",
+    "i4": "tcpdsl.numerics.scalars",
+    "i5": "tcpdsl.numerics.scalars",
+    "i8": "tcpdsl.numerics.scalars",
+    "i9": "tcpdsl.numerics.scalars",
+    "f8e4m3": "tcpdsl.numerics.scalars",
+    "f8e5m2": "tcpdsl.numerics.scalars",
+    "bf16": "tcpdsl.numerics.scalars",
+    "i32": "tcpdsl.numerics.scalars",
+    "f32": "tcpdsl.numerics.scalars",
     # tensors and the device
-    "Tensor": "tcpdsl.tensors.logical",
+    "Tensor": "tcpdsl.numerics.logical",
     "Device": "tcpdsl.tensors.device",
     "Topology": "tcpdsl.tensors.device",
     "CollectTensor": "tcpdsl.tensors.sources",
@@ -59,10 +59,8 @@ _EXPORTS: dict[str, str] = {
     # layout search
     "search": "tcpdsl.planner.api",
     # a kernel on random data against the oracle, as `tcpdsl run` does
-    "try_kernel": "tcpdsl.cli.run",
+    "try_kernel": "tcpdsl.harness.run",
 }
-
-_NEEDS_EVALUATORS = ("tcpdsl.tensors", "tcpdsl.evaluate")
 
 __all__ = sorted([*_EXPORTS, "mx", "__version__"])
 
@@ -73,9 +71,6 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'tcpdsl' has no attribute {name!r}")
-    if module.startswith(_NEEDS_EVALUATORS):
-        # The tensor layer cannot import the evaluators above it; they register on import.
-        importlib.import_module("tcpdsl.evaluate")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -106,7 +106,7 @@ class _OperandLike(Protocol):
 
 
 class ChainLike(Protocol):
-    """The parts of a contraction chain the model reads (``tcpdsl.tensors.chain.Chain`` has them)."""
+    """The parts of a contraction chain the model reads (``tcpdsl.numerics.chain.Chain`` has them)."""
 
     @property
     def stream(self) -> _OperandLike: ...

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import HintViolation, KernelDefinitionError, kernel_info

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-from tcpdsl.tensors.scalars import cast
+from tcpdsl.numerics.scalars import cast
 
 EINSUMS = ("mk,nk->mn", "k,nk->n", "mk,k->m", "bmk,nk->bmn", "bmk,bnk->bmn", "mk,nk->nm", "tk,nk->ntk")
 DTYPES = (("bf16", "bf16"), ("i8", "i8"), ("f8e4m3", "f8e4m3"), ("i4", "i5"))

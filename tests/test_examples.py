@@ -12,9 +12,8 @@ import pytest
 from mypy_runner import run_mypy
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
-from tcpdsl.evaluate.oracle import check
-from tcpdsl.tensors.kernel_spec import kernels_in, random_case
+from tcpdsl.harness.oracle import check
+from tcpdsl.harness.kernel_spec import kernels_in, random_case
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KERNEL_EXAMPLES = [

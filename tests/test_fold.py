@@ -12,7 +12,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.fold_plan import plan_fold
 from tcpdsl.evaluate.folded import lines_up
 from tcpdsl.evaluate.fused import fold, fold_digits, fold_generic
-from tcpdsl.tensors.transfer import to_terms
+from tcpdsl.numerics.transfer import to_terms
 
 MKN = {"M": 2, "K": 3, "N": 2}
 LHS = np.arange(1, 7).reshape(2, 3)

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl.algebra import Index, Mapping, Pad, PaddingKind, parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.placement import CACHED_CELLS, LIVE, plan
-from tcpdsl.tensors.transfer import to_logical, to_physical, to_physical_rows
+from tcpdsl.numerics.placement import CACHED_CELLS, LIVE, plan
+from tcpdsl.numerics.transfer import to_logical, to_physical, to_physical_rows
 
 SIZES = {"A": 3, "B": 4, "C": 2, "R": 5, "L1": 90, "K": 100, "D": 61}
 

@@ -29,7 +29,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m, mx, pictures
 from tcpdsl.algebra import Mapping
 from tcpdsl.cli.main import main as cli_main

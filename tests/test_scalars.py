@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tcpdsl.errors import DtypeError
-from tcpdsl.tensors.scalars import (
+from tcpdsl.numerics.scalars import (
     Scalar,
     bf16,
     cast,
@@ -23,8 +23,10 @@ from tcpdsl.tensors.scalars import (
     i32,
     poison,
     scalar,
+    storage_dtype,
     widen,
 )
+from tcpdsl.verify.dtypes import DTYPES
 
 
 def bits16(x: np.ndarray) -> list[int]:
@@ -251,3 +253,20 @@ def test_widening_cast_values_needs_no_fixing() -> None:
     plain, full = widen(stored, bf16, canonical=True), widen(stored, bf16)
     np.testing.assert_array_equal(plain.view(np.uint32), full.view(np.uint32))
     assert widen(cast(np.asarray(1.5), bf16), bf16, canonical=True).shape == ()
+
+
+def test_every_scalar_class_is_a_row_of_the_dtype_table() -> None:
+    """The scalar classes hold nothing of their own: each is built from its row of the one table."""
+    classes = Scalar.__subclasses__()
+    assert [c.__name__ for c in classes] == ["i4", "i5", "i8", "i9", "f8e4m3", "f8e5m2", "bf16", "i32", "f32"]
+    for cls in classes:
+        row = DTYPES[cls.__name__]
+        assert (cls.name, cls.bits, cls.value_bits, cls.is_float) == (row.name, row.wire_bits, row.value_bits, row.is_float)
+        assert cls.numpy == storage_dtype(row.storage)
+    # Storage names resolve: ml_dtypes' own types first, numpy's names otherwise.
+    assert {name: storage_dtype(d.storage) for name, d in DTYPES.items()} == {
+        "i4": np.dtype(ml_dtypes.int4), "i5": np.dtype(np.int8), "i8": np.dtype(np.int8), "i9": np.dtype(np.int16),
+        "f8e4m3": np.dtype(ml_dtypes.float8_e4m3fn), "f8e5m2": np.dtype(ml_dtypes.float8_e5m2),
+        "bf16": np.dtype(ml_dtypes.bfloat16), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
+        "f32": np.dtype(np.float32), "f4e2m1": np.dtype(ml_dtypes.float4_e2m1fn),
+    }

@@ -10,10 +10,11 @@ import pytest
 
 import tcpdsl as tcp
 from tcpdsl.cli.main import main
-from tcpdsl.cli.run import load, run_kernel
+from tcpdsl.cli.run import load
+from tcpdsl.harness.run import run_kernel
 from tcpdsl.cost import chain_cost
 from tcpdsl.planner import Plan
-from tcpdsl.tensors.kernel_spec import kernels_in, random_case
+from tcpdsl.harness.kernel_spec import kernels_in, random_case
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

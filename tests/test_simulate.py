@@ -19,13 +19,13 @@ from tcpdsl.algebra import Mapping, logical_terms, pairs, parse
 from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate import trace
 from tcpdsl.evaluate.fused import FusedEvaluator
-from tcpdsl.tensors.placement import plan
-from tcpdsl.tensors.transfer import to_logical, to_terms
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.transfer import to_logical, to_terms
 from tcpdsl.evaluate.select import evaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs
-from tcpdsl.tensors import backend
-from tcpdsl.tensors.chain import Chain, Operand
-from tcpdsl.tensors.scalars import cast
+from tcpdsl.evaluate import backend
+from tcpdsl.numerics.chain import Chain, Operand
+from tcpdsl.numerics.scalars import cast
 from tcpdsl.verify import (
     LaneMode,
     verify_contract_lane,
@@ -330,7 +330,7 @@ def test_evaluator_registry_and_selection() -> None:
         assert chosen.name == "simulate"
         assert backend.get().name == "simulate"
     assert backend.get().name == "fused"
-    with pytest.raises(TcpError, match="unknown evaluator 'exact'; registered evaluators: fused, simulate"):
+    with pytest.raises(TcpError, match="unknown evaluator 'exact'; known evaluators: fused, simulate"):
         backend.get("exact")
     with pytest.raises(TcpError), evaluator("exact"):
         pass

@@ -37,10 +37,11 @@ from static_corpus.support import (
 )
 from tcpdsl.errors import DtypeError, LayoutError, MappingSyntaxError, TcpError
 from tcpdsl.tensors.checking import HintViolation
-from tcpdsl.tensors.kernel_spec import kernels_in, random_inputs
+from tcpdsl.harness.kernel_spec import kernels_in, random_inputs
+from tcpdsl.verify.stages import STAGES
 
 MODULES = corpus_modules()
-STAGE_METHODS = frozenset({"to_trf", "contract_outer", "contract_packet", "contract_time", "contract_lane"})
+STAGE_METHODS = frozenset(STAGES)  # the stage table's method names
 IDS = [p.stem for p in MODULES]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from mypy.plugin import Plugin, ReportConfigContext
 from static_corpus.support import ROOT, Diagnostic, corpus_cache, error_keys, run
 from static_corpus.support import corpus_report  # the corpus mypy run, as a fixture
 from tcpdsl import mypy_plugin
-from tcpdsl.verify import compose
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.stages import STAGES
 from tcpdsl.static.plugin import TcpdslPlugin, logic_digest
 from tcpdsl.static.resolve import names_in
 
@@ -35,8 +37,8 @@ Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["A,B/16"], m["B % 1
 Weights = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["C, B / 16"], m["B % 16"]]
 '''
 GRID = "Literal['1'], Literal['1 # 2'], Literal['1 # 256']"
-F32 = "tcpdsl.tensors.scalars.f32"
-BF16 = "tcpdsl.tensors.scalars.bf16"
+F32 = "tcpdsl.numerics.scalars.f32"
+BF16 = "tcpdsl.numerics.scalars.bf16"
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +115,7 @@ def k(x: Stream, w: Weights) -> None:
     found = check(tmp_path, cache, {"ints": body})
     assert error_keys(found) == []
     (result,) = revealed(found).values()
-    assert result.startswith("tcpdsl.tensors.results.ContractOuterTensor[tcpdsl.tensors.scalars.i32, tcpdsl.tensors.scalars.i4,")
+    assert result.startswith("tcpdsl.tensors.results.ContractOuterTensor[tcpdsl.numerics.scalars.i32, tcpdsl.numerics.scalars.i4,")
 
 
 def test_wrong_return_annotation_is_an_ordinary_error(tmp_path: Path, cache: Path) -> None:
@@ -230,7 +232,7 @@ def test_internal_failure_is_an_error_at_the_line(tmp_path: Path, cache: Path, m
     def broken(*args: object, **kwargs: object) -> object:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(compose, "contract_packet", broken)
+    monkeypatch.setitem(STAGES, Stage.CONTRACT_PACKET, dataclasses.replace(STAGES[Stage.CONTRACT_PACKET], compose=broken))
     body = HEADER + '''
 def k(x: Stream, w: Weights) -> object:
     outer = x.contract_outer(w.to_trf(lane=m["C"], element=m["B"]), out_time=m["A"], out_packet=m["B"])

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import DtypeError, LayoutError, TcpError
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor

@@ -6,11 +6,10 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators)
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.oracle import check, einsum_oracle
-from tcpdsl.tensors.kernel_spec import KernelSpecError, describe, kernels_in, random_case, random_inputs, random_logical
+from tcpdsl.harness.oracle import check, einsum_oracle
+from tcpdsl.harness.kernel_spec import KernelSpecError, describe, kernels_in, random_case, random_inputs, random_logical
 from tcpdsl.tensors.results import ContractTensor
 from tcpdsl.tensors.sources import CollectTensor
 

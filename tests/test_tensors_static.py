@@ -71,9 +71,9 @@ def test_plain_mypy_sees_typestate_pairings_and_grid(tmp_path: Path) -> None:
     assert "TrfTensor[i8," in pairing and 'expected "TrfTensor[bf16,' in pairing
     grid = by_line[_line("grid")]
     assert "Literal['1'], Literal['1 # 256']" in grid and "[arg-type]" in grid
-    bf16 = "ContractOuterTensor[tcpdsl.tensors.scalars.f32, tcpdsl.tensors.scalars.bf16, Literal['1']"
+    bf16 = "ContractOuterTensor[tcpdsl.numerics.scalars.f32, tcpdsl.numerics.scalars.bf16, Literal['1']"
     assert bf16 in by_line[_line("bf16")]
-    assert "ContractOuterTensor[tcpdsl.tensors.scalars.i32, tcpdsl.tensors.scalars.i4," in by_line[_line("int4")]
-    assert "ContractPacketTensor[tcpdsl.tensors.scalars.i32, Literal['1']" in by_line[_line("int8")]
+    assert "ContractOuterTensor[tcpdsl.numerics.scalars.i32, tcpdsl.numerics.scalars.i4," in by_line[_line("int4")]
+    assert "ContractPacketTensor[tcpdsl.numerics.scalars.i32, Literal['1']" in by_line[_line("int8")]
     errors = [line for line in lines if ": error:" in line]
     assert len(errors) == 3, "\n".join(lines)

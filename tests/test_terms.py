@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 
 from tcpdsl.algebra import Index, Mapping, Term, held, logical_terms, parse, term_of
-from tcpdsl.tensors.fit import check_fit
+from tcpdsl.numerics.fit import check_fit
 from test_algebra_properties import interleavings, laws, trees
 
 

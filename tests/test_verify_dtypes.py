@@ -8,7 +8,7 @@ import pytest
 
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify import ACCUMULATOR, BITS, check_pairing, flit_elements, size_in_bytes
-from tcpdsl.verify.dtypes import bytes_text
+from tcpdsl.verify.dtypes import DTYPES, bytes_text
 
 PAIRS = {
     ("i4", "i4"), ("i4", "i5"), ("i5", "i4"), ("i5", "i5"),
@@ -51,3 +51,14 @@ def test_partial_bytes() -> None:
     with pytest.raises(LayoutError) as info:
         size_in_bytes(4, 63)
     assert info.value.rule == "PartialByte"
+
+
+def test_the_dtype_table() -> None:
+    """Wire bits derive from the one table; only i32 and f32 reach the Vector Engine; i5 and i9 never sit in memory."""
+    assert BITS == {name: d.wire_bits for name, d in DTYPES.items()}
+    assert list(BITS) == ["i4", "i5", "i8", "i9", "f8e4m3", "f8e5m2", "bf16", "i16", "i32", "f32", "f4e2m1"]
+    assert {name for name, d in DTYPES.items() if d.vector is not None} == {"i32", "f32"}
+    assert all(DTYPES[name].vector == name for name in ("i32", "f32"))
+    assert {name for name, d in DTYPES.items() if not d.materializable} == {"i5", "i9"}
+    assert {name for name, d in DTYPES.items() if d.is_float} == {"f8e4m3", "f8e5m2", "bf16", "f32", "f4e2m1"}
+    assert all(d.value_bits >= d.wire_bits for d in DTYPES.values())

@@ -7,7 +7,6 @@ level, in a function, and in an annotation evaluated later with the module's glo
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
 from typing import Final, Generic, TypeVar
@@ -15,6 +14,7 @@ from typing import Final, Generic, TypeVar
 from tcpdsl.algebra.build import MISSING, Bindings, bind, build
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Symbol
 from tcpdsl.errors import LayoutError, MappingSyntaxError
+from tcpdsl.frames import user_frame
 from tcpdsl.syntax import is_axis_name, parse_expression
 from tcpdsl.syntax.tree import Parsed
 
@@ -98,7 +98,7 @@ class _MappingSyntax:
     __slots__ = ()
 
     def __getitem__(self, text: str) -> Mapping:
-        frame = sys._getframe(1)
+        frame = user_frame()
         local_names, global_names = frame.f_locals, frame.f_globals
         if type(text) is str:
             parsed = parse_expression(text)

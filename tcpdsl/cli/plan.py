@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from tcpdsl.cli.explain import AxesError, parse_axes
-from tcpdsl.cli.report import table
+from tcpdsl.harness.report import table
 from tcpdsl.errors import TcpError
 from tcpdsl.planner import Plan, Plans, search
 from tcpdsl.tensors.device import Topology

@@ -11,22 +11,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
-import inspect
 import io
 import json
 import sys
 import time
-import traceback
 import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from tcpdsl.cli.report import KernelResult, RunSummary, render_result, render_summary
-from tcpdsl.cli.stages import chain_stages
-from tcpdsl.errors import LayoutError, TcpError
+from tcpdsl.harness.kernel_spec import kernels_in
+from tcpdsl.harness.report import KernelResult, RunSummary, render_result, render_summary
+from tcpdsl.harness.run import EVALUATORS, failure, run_kernel
 
-EVALUATORS: Final = ("fused", "simulate")
 USAGE_ERROR: Final = 2
 
 
@@ -81,79 +78,6 @@ def load(file: Path, index: int) -> types.ModuleType:
     return module
 
 
-def _failure(error: BaseException) -> str:
-    """The message of a failure: our own errors as they are, anything else with its type and origin."""
-    if isinstance(error, TcpError):
-        return str(error)
-    frames = traceback.extract_tb(error.__traceback__)
-    where = f" (at {Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
-    return f"{type(error).__name__}: {error}{where}"
-
-
-def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult:
-    """Run one kernel on random inputs and compare it with the oracle.
-
-    A kernel the runner cannot drive, or whose result the oracle cannot follow, is skipped with
-    the reason: it is neither a pass nor a failure.
-    """
-    from tcpdsl.evaluate import oracle
-    from tcpdsl.evaluate.select import evaluator as using
-    from tcpdsl.tensors.kernel_spec import KernelSpecError, random_case
-
-    started = time.perf_counter()
-    output = io.StringIO()
-    result = KernelResult(str(file), spec.name, "kernel")
-    if spec.skip is not None:
-        result.skipped = spec.skip
-        return result
-    try:
-        with contextlib.redirect_stdout(output), using(evaluator):
-            try:
-                case = random_case(spec, seed)
-            except KernelSpecError as error:
-                result.skipped = str(error)
-                return result
-            value = spec.function(**case.inputs)
-            try:
-                check = oracle.check(value, case.logical)
-            except LayoutError as error:
-                if error.rule != "NoOracle":
-                    raise
-                result.skipped = error.detail
-                return result
-        chain = getattr(value, "chain", None)
-        if chain is not None:
-            result.describe_chain(chain, chain_stages(chain))
-        result.max_error, result.tolerance = check.max_error, check.tolerance
-        result.passed = check.passed
-        if not check.passed:
-            result.error = f"result differs from the oracle: max error {check.max_error:.3g} > tolerance {check.tolerance:.3g}"
-    except (Exception, SystemExit) as error:  # any failure (sys.exit too) of a user kernel is a FAIL, not a crash
-        result.passed = False
-        result.error = _failure(error)
-    result.output = output.getvalue()
-    result.seconds = time.perf_counter() - started
-    return result
-
-
-def try_kernel(fn: Callable[..., object], *, seed: int = 0, evaluator: str = "fused") -> KernelResult:
-    """Run one ``@tcp.kernel`` as ``tcpdsl run`` does, from Python: random inputs fixed by ``seed``,
-    its run-time checks, the chosen evaluator, and the comparison with the numpy oracle.
-
-    The result's ``status`` is PASS, FAIL or SKIP, and printing it prints ``tcpdsl run``'s report
-    of the kernel (its stages, derived parameters and estimated cost).
-    """
-    from tcpdsl.tensors.kernel_spec import describe
-
-    if evaluator not in EVALUATORS:
-        raise LayoutError(
-            "try_kernel", "Evaluator", f"unknown evaluator {evaluator!r}", hint=f"use one of {', '.join(EVALUATORS)}"
-        )
-    spec = describe(fn, strict=False)
-    source = inspect.getsourcefile(inspect.unwrap(fn))  # describe() has refused anything but a kernel
-    return run_kernel(spec, Path(source) if source else Path(spec.name), seed, evaluator)
-
-
 def run_main(module: types.ModuleType, file: Path) -> KernelResult:
     """Run a module's ``main()``; it fails if ``main()`` raises."""
     started = time.perf_counter()
@@ -165,7 +89,7 @@ def run_main(module: types.ModuleType, file: Path) -> KernelResult:
         result.passed = True
     except (Exception, SystemExit) as error:  # the example's own failure (sys.exit too), reported as FAIL
         result.passed = False
-        result.error = _failure(error)
+        result.error = failure(error)
     result.output = output.getvalue()
     result.seconds = time.perf_counter() - started
     return result
@@ -173,8 +97,6 @@ def run_main(module: types.ModuleType, file: Path) -> KernelResult:
 
 def run_path(path: Path, seed: int, evaluator: str, progress: Any) -> RunSummary:
     """Run every example under ``path``, reporting each step to ``progress`` (a text stream)."""
-    from tcpdsl.tensors.kernel_spec import kernels_in
-
     summary = RunSummary(seed, evaluator)
     files = discover(path)
     for index, file in enumerate(files):
@@ -184,7 +106,7 @@ def run_path(path: Path, seed: int, evaluator: str, progress: Any) -> RunSummary
                 module = load(file, index)
             kernels = kernels_in(module)
         except (Exception, SystemExit) as error:  # an example that does not even import (or exits) is a failure
-            message = _failure(error)
+            message = failure(error)
             summary.results.append(KernelResult(str(file), "(import)", "import", passed=False, error=message))
             print(f"    import failed: {message.splitlines()[0]}", file=progress, flush=True)
             continue

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Bcast, Mapping, Term, held
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.chain import Chain, Operand
+from tcpdsl.numerics.chain import Chain, Operand
 
 Array = npt.NDArray[Any]
 Digit = tuple[str, int]  # (axis, stride): one digit of the common refinement

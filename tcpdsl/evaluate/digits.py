@@ -17,7 +17,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Bcast, Composite, Digit, Mapping, PaddingKind, Slot, slot_strides
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.placement import plan
+from tcpdsl.numerics.placement import plan
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]

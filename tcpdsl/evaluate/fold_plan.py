@@ -19,7 +19,7 @@ from tcpdsl.algebra import Bcast, Digit, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import EVALUATE_STAGE, DigitChain, covered, match_broadcasts, refine
 from tcpdsl.evaluate.folded import Folded
-from tcpdsl.tensors.scalars import cast
+from tcpdsl.numerics.scalars import cast
 
 Array = npt.NDArray[Any]
 

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Bcast, Digit, Mapping, Term
 from tcpdsl.evaluate.digits import DigitChain
-from tcpdsl.tensors.placement import plan
+from tcpdsl.numerics.placement import plan
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]

@@ -28,10 +28,10 @@ from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_s
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up
-from tcpdsl.tensors.chain import Chain
-from tcpdsl.tensors.placement import check_shape, logical_index, plan
-from tcpdsl.tensors.transfer import to_terms
-from tcpdsl.tensors.scalars import cast
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.placement import check_shape, logical_index, plan
+from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.scalars import cast
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]

@@ -22,8 +22,8 @@ import numpy.typing as npt
 from tcpdsl.algebra import Bcast, Digit, Mapping, pairs, slot_strides
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.digits import address, match_broadcasts, raw_coordinates, read
-from tcpdsl.tensors.chain import Chain
-from tcpdsl.tensors.placement import plan
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.placement import plan
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]

@@ -43,10 +43,10 @@ from tcpdsl.evaluate.hardware import (
     time_reducer,
     trf_sequencer,
 )
-from tcpdsl.tensors.chain import Chain, Operand
-from tcpdsl.tensors.placement import plan
-from tcpdsl.tensors.transfer import to_physical_rows, to_terms
-from tcpdsl.tensors.scalars import cast, poison, widen
+from tcpdsl.numerics.chain import Chain, Operand
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.transfer import to_physical_rows, to_terms
+from tcpdsl.numerics.scalars import cast, poison, widen
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]

@@ -1,1 +1,2 @@
-"""Numerics of the engines outside the contraction chain, on numpy arrays with the RNGD rules."""
+"""The numbers below the typed tensors: scalars and casts, logical tensors, placement, the lazy chain,
+and the vector engine's arithmetic."""

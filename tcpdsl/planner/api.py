@@ -15,7 +15,7 @@ from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.tensors.device import Topology
-from tcpdsl.tensors.scalars import Scalar, bf16
+from tcpdsl.numerics.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
 
 DEFAULT_BUDGET: Final = 5.0

@@ -14,7 +14,6 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-import tcpdsl.evaluate  # noqa: F401  (registers the evaluators a plan runs on)
 from tcpdsl.cost import KernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
@@ -22,7 +21,7 @@ from tcpdsl.planner.grid import Machine
 from tcpdsl.planner.problem import STAGE, Problem
 from tcpdsl.planner.source import Texts, module_source, texts
 from tcpdsl.tensors.device import Device, Topology
-from tcpdsl.tensors.logical import Tensor
+from tcpdsl.numerics.logical import Tensor
 from tcpdsl.verify import LaneMode
 
 

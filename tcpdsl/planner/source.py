@@ -122,7 +122,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         "",
         "",
         'if __name__ == "__main__":',
-        "    from tcpdsl.evaluate.oracle import demo",
+        "    from tcpdsl.harness.oracle import demo",
         "",
         f"    demo({name})",
         "",

@@ -1,4 +1,4 @@
-"""Type-checking hooks: axis declarations, inline tensor subscriptions and the five stage calls.
+"""Type-checking hooks: axis declarations, inline tensor subscriptions and the stage calls of the stage table.
 
 A stage call reads its mapping arguments from the call's expressions, runs the verifier the runtime runs
 (:mod:`tcpdsl.verify.compose`), reports a failure with the runtime's text at the call, and otherwise gives
@@ -7,6 +7,7 @@ the call its computed result type: canonical ``Literal`` layouts and the accumul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
@@ -27,19 +28,10 @@ from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.resolve import Env, Unknowable, assigned_once, build, declarations
 from tcpdsl.static.texts import expression_source
 from tcpdsl.verify import compose
-from tcpdsl.verify.families import TIME, TRF, check_type
+from tcpdsl.verify.families import TIME, TRF, TensorType, check_type
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
-
-
-# The mapping arguments of each stage method, in the order the runtime reads them.
-STAGE_ARGUMENTS: Final = {
-    Stage.TO_TRF: ("lane", "element"),
-    Stage.CONTRACT_OUTER: ("out_time", "out_packet"),
-    Stage.CONTRACT_PACKET: ("out_packet",),
-    Stage.CONTRACT_TIME: ("out_time",),
-    Stage.CONTRACT_LANE: ("out_time", "out_packet"),
-}
+from tcpdsl.verify.stages import STAGES, compose_stage
 
 # Names standing for names, followed at most this deep.
 _MAX_CONSTANT_DEPTH: Final = 8
@@ -177,38 +169,33 @@ def stage_call(ctx: MethodContext, method: Stage) -> Type:
 
 
 def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
+    """The call as its row of the stage table describes it: arguments, operands, then the composer."""
+    row = STAGES[method]
     module = chk.tree.fullname
     written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
-    args = {name: _mapping_arg(ctx, name, method, written, module) for name in STAGE_ARGUMENTS[method]}
-    mode = _lane_mode(ctx, written) if method is Stage.CONTRACT_LANE else LaneMode.INTERLEAVED
+    args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
+    args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
     src = operand(ctx.type, types, module)
-    if method is Stage.CONTRACT_OUTER:
-        trf_type = _arg_type(ctx, "trf")
-        trf = operand(trf_type, types, module)
-        if src is None or trf is None:
-            _outer_pairing(ctx.type, trf_type, types, module)
+    operands = []
+    for name, family in row.operands:
+        arg_type = _arg_type(ctx, name)
+        found = operand(arg_type, types, module)
+        if src is None or found is None:
+            check = _PARTIAL.get(method)
+            if check is not None:
+                check(ctx.type, arg_type, types, module)
             return ctx.default_return_type
-        if trf.family is not TRF:
-            # Not a TrfTensor (a stream passed as weights, ...): mypy's own arg-type error reports it.
+        if found.family is not family:
+            # A tensor of another class (a stream passed as weights, ...): mypy's own arg-type error reports it.
             return ctx.default_return_type
-        out, _ = compose.contract_outer(src, trf, out_time=args["out_time"], out_packet=args["out_packet"])
-        return result_type(chk, out)
+        operands.append(found)
     if src is None:
         return ctx.default_return_type
-    if method is Stage.TO_TRF:
-        out, _ = compose.to_trf(src, lane=args["lane"], element=args["element"])
-    elif method is Stage.CONTRACT_PACKET:
-        out, _ = compose.contract_packet(src, out_packet=args["out_packet"])
-    elif method is Stage.CONTRACT_TIME:
-        out, _ = compose.contract_time(src, out_time=args["out_time"])
-        return result_type(chk, out, pre_reduce=src.layout("Time"))
-    else:
-        out, _ = compose.contract_lane(
-            src, out_time=args["out_time"], out_packet=args["out_packet"], mode=mode,
-            pre_reduce_time=_pre_reduce_time(chk, ctx, src.layout("Time"), types, module),
-        )
-    return result_type(chk, out)
+    args.update({name: _CARRIED[name](chk, ctx, src, types, module) for name in row.carried})
+    out, _ = compose_stage(method, src, *operands, **args)
+    # A ContractTimeTensor's type carries the Time before the reduction, which contract_lane needs.
+    return result_type(chk, out, pre_reduce=src.layout("Time") if row.result is TIME else None)
 
 
 def _outer_pairing(stream: Type, trf: Type, env: Env, module: str) -> None:
@@ -221,8 +208,9 @@ def _outer_pairing(stream: Type, trf: Type, env: Env, module: str) -> None:
         compose.multiplier(dtypes[0], trf_dtypes[0], known_grid(stream, env, module), known_grid(trf, env, module))
 
 
-def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, time: Mapping, env: Env, module: str) -> Mapping:
+def _pre_reduce_time(chk: TypeChecker, ctx: MethodContext, src: TensorType, env: Env, module: str) -> Mapping:
     """The Time before ``contract_time``, carried by the receiver's type; else the reduced Time itself."""
+    time = src.layout("Time")
     text = pre_reduce_time(ctx.type)
     if text is not None:
         return type_layout(text, "pre-reduce Time", TIME, env, module)
@@ -318,3 +306,12 @@ def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
     else:
         value = None
     return _constant(value, env, depth + 1) if value is not None else expr
+
+
+# How the options and carried arguments of the stage table are read from a call.
+_OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode}
+_CARRIED: Final[dict[str, Callable[[TypeChecker, MethodContext, TensorType, Env, str], object]]] = {
+    "pre_reduce_time": _pre_reduce_time,
+}
+# What a stage can still check when an operand's layouts are not known.
+_PARTIAL: Final[dict[Stage, Callable[[Type, Type, Env, str], None]]] = {Stage.CONTRACT_OUTER: _outer_pairing}

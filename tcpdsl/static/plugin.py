@@ -26,7 +26,7 @@ from tcpdsl.static.annotations import analyze_literal, analyze_tensor, analyze_t
 from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
 from tcpdsl.static.declarations import axis_declaration
 from tcpdsl.static.logical import logical_tensor_call
-from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGES, TENSOR_CLASSES
+from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGE_METHODS, TENSOR_CLASSES
 from tcpdsl.static.operands import family_of
 from tcpdsl.verify.stage import Stage
 
@@ -66,7 +66,7 @@ class TcpdslPlugin(Plugin):
             LOGICAL_TENSOR: logical_tensor_call,
         }
         self._method_hooks: dict[str, Callable[[MethodContext], Type]] = {
-            name: partial(stage_call, method=stage) for name, stage in STAGES.items()
+            name: partial(stage_call, method=stage) for name, stage in STAGE_METHODS.items()
         }
         # Type variables being analysed by mypy alone, after the plugin's note (no hook for them then).
         self._plain: set[str] = set()
@@ -102,7 +102,7 @@ class TcpdslPlugin(Plugin):
         return self._method_hooks.get(self._defining(fullname))
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        return outer_signature if STAGES.get(self._defining(fullname)) is Stage.CONTRACT_OUTER else None
+        return outer_signature if STAGE_METHODS.get(self._defining(fullname)) is Stage.CONTRACT_OUTER else None
 
     def _defining(self, fullname: str) -> str:
         """``<class>.<method>`` named by the class that defines the method.

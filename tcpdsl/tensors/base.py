@@ -18,19 +18,20 @@ time a subscription with concrete arguments is a checked, callable hint
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
-from types import FrameType
 from typing import Any, TypeVar
 
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping
+from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
+from tcpdsl.frames import user_frame
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.scalars import Scalar
-from tcpdsl.tensors.subscription import Spec, Subscriptable
+from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.stages import STAGES, compose_stage
 
 D = TypeVar("D", bound=Scalar)
 Acc = TypeVar("Acc", bound=Scalar)
@@ -44,11 +45,6 @@ TimeT = TypeVar("TimeT")
 PacketT = TypeVar("PacketT")
 
 Array = npt.NDArray[Any]
-
-
-def caller() -> FrameType:
-    """The frame of the code that called the public method calling this (for lexical mapping text)."""
-    return sys._getframe(2)
 
 
 def unspecialised(name: str) -> LayoutError:
@@ -81,6 +77,25 @@ class TensorBase(Subscriptable):
 
     def _dims(self) -> tuple[int, ...]:
         return tuple(m.size for m in self._spec.layouts)
+
+    @staticmethod
+    def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
+        """A stage call's mapping arguments, read in the order of its row of the stage table; text
+        resolves in the scope of the user's code that made the call."""
+        frame = user_frame()
+        return {name: as_mapping(arguments[name], stage, f"{name}=", frame) for name in STAGES[stage].mappings}
+
+    def _compose(
+        self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
+    ) -> tuple[Spec, Any]:
+        """The result type and derived parameters of a stage call on this tensor (rules: the stage's
+        row of the stage table), remembered per type and arguments."""
+        key = (
+            stage, *map(Same, operands), *map(StructKey, mappings.values()),
+            *(StructKey(v) if isinstance(v, Mapping) else v for v in others.values()),
+        )
+        types = [spec.tensor_type for spec in operands]
+        return self._spec.step(key, lambda: compose_stage(stage, self._spec.tensor_type, *types, **mappings, **others))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

@@ -9,7 +9,6 @@ against actual, in canonical text) beartype appends to its violation message.
 from __future__ import annotations
 
 import inspect
-import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from beartype.claw import beartype_package
 from beartype.roar import BeartypeException
 
 from tcpdsl.errors import TcpError
+from tcpdsl.frames import user_frame
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -87,7 +87,7 @@ def install(package: str | None = None) -> None:
     ``z: CollectTensor[...] = x``. Call it from the package's ``__init__``.
     """
     if package is None:
-        caller = sys._getframe(1).f_globals
+        caller = user_frame().f_globals
         package = caller.get("__package__") or caller.get("__name__")
     if not isinstance(package, str) or not package or package == "__main__":
         raise KernelDefinitionError("tcp.install() needs a package name when called outside a package")

@@ -6,10 +6,10 @@ import numpy as np
 
 from tcpdsl.algebra import pairs
 from tcpdsl.cost import chain_cost, describe
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.numerics.chain import Chain
 from tcpdsl.tensors.subscription import Spec
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.placement import plan
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.placement import plan
 from tcpdsl.verify import TrfParams
 
 

@@ -1,28 +1,27 @@
 """The four stage results of a contraction chain: lazy until their values are read.
 
-A stage method composes the result's type (:mod:`tcpdsl.verify.compose`) and records its mappings
-and derived parameters on the :class:`~tcpdsl.tensors.chain.Chain`; the selected evaluator computes
+A stage method composes the result's type (its row of :mod:`tcpdsl.verify.stages`) and records its mappings
+and derived parameters on the :class:`~tcpdsl.numerics.chain.Chain`; the selected evaluator computes
 the values the first time they are read.
 """
 
 from __future__ import annotations
 
-import sys
 from typing import Any, Generic
 
 import numpy as np
 
-from tcpdsl.algebra import Mapping, StructKey, Term
+from tcpdsl.algebra import Term
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.backend import get as get_evaluator
+from tcpdsl.evaluate.backend import get as get_evaluator
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.term_arrays import Fixed
+from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
-from tcpdsl.tensors.chain import Chain
 from tcpdsl.tensors.explain import describe_chain
-from tcpdsl.tensors.logical import Fixed, Tensor
-from tcpdsl.tensors.transfer import to_terms
-from tcpdsl.tensors.subscription import Spec, as_mapping
-from tcpdsl.verify import compose
+from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
@@ -102,9 +101,6 @@ class StageResult(TensorBase):
     def _describe(self) -> str:
         return describe_chain(self._spec, self._chain)
 
-    def _mapping_arg(self, value: object, stage: Stage, what: str) -> Mapping:
-        return as_mapping(value, stage, what, sys._getframe(2))
-
 
 class ContractOuterTensor(StageResult, Generic[Acc, Storage, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
     """The Multiplier's output over ``[Chip, Cluster, Slice, Lane, Time, Packet]``, before any reduction."""
@@ -117,12 +113,9 @@ class ContractOuterTensor(StageResult, Generic[Acc, Storage, ChipT, ClusterT, Sl
 
     def contract_packet(self, *, out_packet: object) -> ContractPacketTensor[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, Any]:
         """Sum the innermost ``2**depth`` packet cells in the adder tree (docs/stage-rules.md §2.5)."""
-        stage = Stage.CONTRACT_PACKET
-        out = self._mapping_arg(out_packet, stage, "out_packet=")
-        spec, params = self._spec.step(
-            (stage, StructKey(out)), lambda: compose.contract_packet(self._spec.tensor_type, out_packet=out)
-        )
-        return self._next(ContractPacketTensor, spec, packet_out=out, packet_params=params)  # type: ignore[no-any-return]
+        args = self._mappings(Stage.CONTRACT_PACKET, out_packet=out_packet)
+        spec, params = self._compose(Stage.CONTRACT_PACKET, args)
+        return self._next(ContractPacketTensor, spec, packet_out=args["out_packet"], packet_params=params)  # type: ignore[no-any-return]
 
 
 class ContractPacketTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
@@ -136,12 +129,9 @@ class ContractPacketTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, La
 
     def contract_time(self, *, out_time: object) -> ContractTimeTensor[Acc, ChipT, ClusterT, SliceT, LaneT, Any, PacketT]:
         """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
-        stage = Stage.CONTRACT_TIME
-        out = self._mapping_arg(out_time, stage, "out_time=")
-        spec, params = self._spec.step(
-            (stage, StructKey(out)), lambda: compose.contract_time(self._spec.tensor_type, out_time=out)
-        )
-        return self._next(ContractTimeTensor, spec, time_out=out, time_params=params)  # type: ignore[no-any-return]
+        args = self._mappings(Stage.CONTRACT_TIME, out_time=out_time)
+        spec, params = self._compose(Stage.CONTRACT_TIME, args)
+        return self._next(ContractTimeTensor, spec, time_out=args["out_time"], time_params=params)  # type: ignore[no-any-return]
 
 
 class ContractTimeTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, LaneT, TimeT, PacketT]):
@@ -166,22 +156,16 @@ class ContractTimeTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, Lane
         ``evaluator`` pins who computes the result.
         """
         stage = Stage.CONTRACT_LANE
-        time_m = self._mapping_arg(out_time, stage, "out_time=")
-        packet_m = self._mapping_arg(out_packet, stage, "out_packet=")
+        args = self._mappings(stage, out_time=out_time, out_packet=out_packet)
         if not isinstance(mode, LaneMode):
             raise LayoutError(stage, "LaneMode", f"mode must be tcp.LaneMode.INTERLEAVED or SEQUENTIAL, got {mode!r}")
         if evaluator is not None:
             get_evaluator(evaluator)
         chain = self._chain
-        spec, params = self._spec.step(
-            (stage, StructKey(time_m), StructKey(packet_m), mode, StructKey(chain.outer_time)),
-            lambda: compose.contract_lane(
-                self._spec.tensor_type, out_time=time_m, out_packet=packet_m, mode=mode, pre_reduce_time=chain.outer_time
-            ),
-        )
+        spec, params = self._compose(stage, args, mode=mode, pre_reduce_time=chain.outer_time)
         return ContractTensor._from_chain(  # type: ignore[no-any-return]
             spec,
-            chain.with_stage(lane_time=time_m, lane_packet=packet_m, mode=mode, lane_params=params),
+            chain.with_stage(lane_time=args["out_time"], lane_packet=args["out_packet"], mode=mode, lane_params=params),
             evaluator if evaluator is not None else self._evaluator,
         )
 

@@ -1,6 +1,6 @@
 """The tensors that hold data: a collected stream (:class:`CollectTensor`) and TRF weights (:class:`TrfTensor`).
 
-Building one lays a logical :class:`~tcpdsl.tensors.logical.Tensor` out on the declared layout,
+Building one lays a logical :class:`~tcpdsl.numerics.logical.Tensor` out on the declared layout,
 after checking that the layout holds exactly the tensor's elements.
 """
 
@@ -8,21 +8,20 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar, overload
 
-from tcpdsl.algebra import Mapping, StructKey
+from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
-from tcpdsl.tensors.base import caller, unspecialised
-from tcpdsl.tensors.chain import Chain, Operand
+from tcpdsl.tensors.base import unspecialised
+from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.tensors.device import TuContext
 from tcpdsl.tensors.explain import describe_source
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.fit import check_fit
-from tcpdsl.tensors.transfer import to_physical
-from tcpdsl.tensors.term_arrays import coordinate_array
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.fit import check_fit
+from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
-from tcpdsl.tensors.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
-from tcpdsl.tensors.subscription import Same, Spec, as_mapping, spec_of
-from tcpdsl.verify import compose
+from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
+from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
 from tcpdsl.verify.params import TrfParams
@@ -125,13 +124,8 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
-        frame = caller()
-        lane_m = as_mapping(lane, Stage.TO_TRF, "lane=", frame)
-        element_m = as_mapping(element, Stage.TO_TRF, "element=", frame)
-        spec, params = self._spec.step(
-            (Stage.TO_TRF, StructKey(lane_m), StructKey(element_m)),
-            lambda: compose.to_trf(self._spec.tensor_type, lane=lane_m, element=element_m),
-        )
+        args = self._mappings(Stage.TO_TRF, lane=lane, element=element)
+        spec, params = self._compose(Stage.TO_TRF, args)
         trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(spec, self._tensor, self._context, params)
         return trf
 
@@ -183,20 +177,15 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         out_packet: object,
     ) -> ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any]:
         """Multiply the stream with TRF weights into ``[Lane, OutTime, OutPacket]`` (docs/stage-rules.md §2.3-2.4)."""
-        frame = caller()
         stage = Stage.CONTRACT_OUTER
-        time_m = as_mapping(out_time, stage, "out_time=", frame)
-        packet_m = as_mapping(out_packet, stage, "out_packet=", frame)
+        args = self._mappings(stage, out_time=out_time, out_packet=out_packet)
         trf_spec = spec_of(trf)
         if not isinstance(trf, TrfTensor) or trf_spec is None:
             raise LayoutError(
                 stage, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got {type(trf).__name__}",
                 hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
             )
-        spec, params = self._spec.step(
-            (stage, Same(trf_spec), StructKey(time_m), StructKey(packet_m)),
-            lambda: compose.contract_outer(self._spec.tensor_type, trf_spec.tensor_type, out_time=time_m, out_packet=packet_m),
-        )
+        spec, params = self._compose(stage, args, trf_spec)
         grid = self._spec.tensor_type.grid
         chain = Chain(
             stream=self._operand(),
@@ -209,8 +198,8 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
             time=self.time,
             packet=self.packet,
             element=trf.element,
-            outer_time=time_m,
-            outer_packet=packet_m,
+            outer_time=args["out_time"],
+            outer_packet=args["out_packet"],
             outer=params,
         )
         outer: ContractOuterTensor[Any, Any, Any, Any, Any, Any, Any, Any] = ContractOuterTensor._from_chain(

@@ -9,7 +9,6 @@ message. Calling the specialised class builds a tensor of exactly that type.
 
 from __future__ import annotations
 
-import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,7 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
 from tcpdsl.algebra import Mapping, Symbol, Term, logical_terms, pairs, parse
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.tensors.scalars import Scalar, scalar
+from tcpdsl.frames import user_frame
+from tcpdsl.numerics.scalars import Scalar, scalar
 from tcpdsl.verify.families import Family, TensorType, check_type
 
 
@@ -207,7 +207,7 @@ def as_mapping(value: object, stage: str, what: str, frame: FrameType) -> Mappin
 
 def subscribe(cls: type, params: object) -> object:
     """``cls[params]``: a specialised class for concrete arguments; a ``Generic`` alias for type variables."""
-    frame = sys._getframe(1)
+    frame = user_frame()
     family: Family = cls.__tcp_family__  # type: ignore[attr-defined]
     args = params if isinstance(params, tuple) else (params,)
     if len(args) != len(family.params):

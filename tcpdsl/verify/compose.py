@@ -2,8 +2,10 @@
 
 Each function runs the rules of its stage in their hardware order (dtype pairing, grid, stage
 verifier, then the result type's constraints) and returns the result's :class:`TensorType` with
-the parameters the verifier derived. The runtime stage methods and the mypy plugin both call
-these, so a kernel is accepted or refused for the same reason, in the same words, everywhere.
+the parameters the verifier derived. Each is the composer of a row of the stage table
+(:mod:`tcpdsl.verify.stages`), whose ``compose_stage`` checks the receiver first; the runtime stage
+methods and the mypy plugin both call that, so a kernel is accepted or refused for the same
+reason, in the same words, everywhere.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Sequence
 from tcpdsl.algebra import Mapping, check_axis_sizes
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dtypes import check_pairing
-from tcpdsl.verify.families import COLLECT, GRID, OUTER, PACKET, TIME, TRF, CONTRACT, Family, TensorType, check_type
+from tcpdsl.verify.families import CONTRACT, GRID, OUTER, PACKET, TIME, TRF, TensorType, check_type
 from tcpdsl.verify.lane_folder import verify_contract_lane
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.outer import verify_contract_outer
@@ -22,25 +24,6 @@ from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimePara
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.time_reducer import verify_contract_time
 from tcpdsl.verify.to_trf import verify_to_trf
-
-# The family each stage is a method of.
-RECEIVER: dict[Stage, Family] = {
-    Stage.TO_TRF: COLLECT,
-    Stage.CONTRACT_OUTER: COLLECT,
-    Stage.CONTRACT_PACKET: OUTER,
-    Stage.CONTRACT_TIME: PACKET,
-    Stage.CONTRACT_LANE: TIME,
-}
-
-
-def _receiver(stage: Stage, src: TensorType) -> None:
-    family = RECEIVER[stage]
-    if src.family is not family:
-        raise LayoutError(
-            stage, "StageOrder", f"{stage} is a stage of a {family.name}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(s.value for s in RECEIVER if s is not Stage.TO_TRF)}",
-        )
-
 
 def _meeting(*types: TensorType, **arguments: Mapping) -> None:
     """The layouts that meet in a stage call agree on the size of every axis they name."""
@@ -72,7 +55,6 @@ def _same_grid(stream: Sequence[Mapping | None], trf: Sequence[Mapping | None]) 
 
 def to_trf(src: TensorType, *, lane: Mapping, element: Mapping) -> tuple[TensorType, TrfParams]:
     """Load a collected stream into the TRF as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
-    _receiver(Stage.TO_TRF, src)
     _meeting(src, lane=lane, element=element)
     params = verify_to_trf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), lane=lane, element=element)
     return check_type(TRF, src.dtypes, (*src.grid, lane, element)), params
@@ -82,7 +64,6 @@ def contract_outer(
     stream: TensorType, trf: TensorType, *, out_time: Mapping, out_packet: Mapping
 ) -> tuple[TensorType, OuterParams]:
     """Multiply a stream by TRF weights into ``[Lane, OutTime, OutPacket]`` (docs/stage-rules.md §2.3-2.4)."""
-    _receiver(Stage.CONTRACT_OUTER, stream)
     if trf.family is not TRF:
         raise LayoutError(
             Stage.CONTRACT_OUTER, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got a {trf.family.name}",
@@ -106,7 +87,6 @@ def contract_outer(
 
 def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType, PacketParams]:
     """Sum the innermost packet cells in the adder tree (docs/stage-rules.md §2.5)."""
-    _receiver(Stage.CONTRACT_PACKET, src)
     _meeting(src, out_packet=out_packet)
     params = verify_contract_packet(src.dtypes[1], packet=src.layout("Packet"), out_packet=out_packet)
     return check_type(PACKET, src.dtypes[:1], (*src.layouts[:5], out_packet)), params
@@ -114,7 +94,6 @@ def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType
 
 def contract_time(src: TensorType, *, out_time: Mapping) -> tuple[TensorType, TimeParams]:
     """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
-    _receiver(Stage.CONTRACT_TIME, src)
     _meeting(src, out_time=out_time)
     params = verify_contract_time(time=src.layout("Time"), out_time=out_time)
     layouts = src.layouts
@@ -128,7 +107,6 @@ def contract_lane(
 
     ``pre_reduce_time`` is the OutTime of ``contract_outer``: the accumulator's capacity depends on it.
     """
-    _receiver(Stage.CONTRACT_LANE, src)
     _meeting(src, out_time=out_time, out_packet=out_packet)
     params = verify_contract_lane(
         lane=src.layout("Lane"),

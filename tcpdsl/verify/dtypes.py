@@ -1,27 +1,60 @@
-"""Dtype tables of the contraction engine (docs/stage-rules.md §2.1 and docs/runtime.md §3.2), by dtype name."""
+"""The dtype table and the contraction engine's dtype rules (docs/stage-rules.md §2.1 and docs/runtime.md §3.2).
+
+:data:`DTYPES` is the one table of scalar types: the scalar classes of the runtime are built from
+it, and every width or property a rule needs is read from it by dtype name.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.constants import BITS_PER_BYTE, FLIT_BITS
 from tcpdsl.verify.stage import Stage
 
-# Wire width: the zero-point-subtracted i5 and i9 travel in the 4- and 8-bit containers.
-BITS: Final[dict[str, int]] = {
-    "i4": 4,
-    "i5": 4,
-    "i8": 8,
-    "i9": 8,
-    "f8e4m3": 8,
-    "f8e5m2": 8,
-    "bf16": 16,
-    "i16": 16,
-    "i32": 32,
-    "f32": 32,
-    "f4e2m1": 4,
+
+@dataclass(frozen=True)
+class Dtype:
+    """One scalar type.
+
+    ``wire_bits`` is what packet sizes count; ``value_bits`` the two's-complement width of an
+    integer's value (the zero-point-subtracted i5 and i9 travel in the 4- and 8-bit containers).
+    ``storage`` names the numpy or ml_dtypes dtype the runtime holds values in (the pure layers never
+    load numpy, so it is a name). ``materializable``: may sit in DM or HBM. ``vector``: the Vector
+    Engine computes in this dtype, or None when it does not take the type.
+    """
+
+    name: str
+    wire_bits: int
+    value_bits: int
+    is_float: bool
+    signed: bool
+    storage: str
+    materializable: bool
+    vector: str | None
+
+
+# In the order error messages list them.
+DTYPES: Final[dict[str, Dtype]] = {
+    d.name: d
+    for d in (
+        Dtype("i4", 4, 4, False, True, "int4", True, None),
+        Dtype("i5", 4, 5, False, True, "int8", False, None),
+        Dtype("i8", 8, 8, False, True, "int8", True, None),
+        Dtype("i9", 8, 9, False, True, "int16", False, None),
+        Dtype("f8e4m3", 8, 8, True, True, "float8_e4m3fn", True, None),
+        Dtype("f8e5m2", 8, 8, True, True, "float8_e5m2", True, None),
+        Dtype("bf16", 16, 16, True, True, "bfloat16", True, None),
+        Dtype("i16", 16, 16, False, True, "int16", True, None),
+        Dtype("i32", 32, 32, False, True, "int32", True, "i32"),
+        Dtype("f32", 32, 32, True, True, "float32", True, "f32"),
+        Dtype("f4e2m1", 4, 4, True, True, "float4_e2m1fn", True, None),
+    )
 }
+
+# Wire width by dtype name, the view of the table most rules read.
+BITS: Final[dict[str, int]] = {name: d.wire_bits for name, d in DTYPES.items()}
 
 # The ContractionCast types: stream dtypes the Multiplier accepts, with their accumulator.
 ACCUMULATOR: Final[dict[str, str]] = {

@@ -14,23 +14,19 @@ Arrays are typed ``NDArray[Any]``: the element type is the tensor's dtype, known
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.term_arrays import axes_of, rearrange
+from tcpdsl.frames import user_frame
+from tcpdsl.numerics import tiles
+from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, axes_of, rearrange, same_digits
 from tcpdsl.verify.tensor_axes import check_declared, named_axes
-
-STAGE: Final = "Tensor"
-TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
-
-Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
 
 # A mapping argument written m["..."]: checkers see typing.Literal used as a value (a special form
 # no annotation can name), the runtime a Mapping, which the method checks.
@@ -42,9 +38,9 @@ def axis_names(axes: object) -> tuple[str, ...]:
     return named_axes(axes)[0]
 
 
-def caller_axis_sizes(names: tuple[str, ...], depth: int) -> dict[str, int]:
-    """Sizes of the axes ``names`` as bound in the scope ``depth`` frames above the caller."""
-    frame = sys._getframe(depth + 1)
+def caller_axis_sizes(names: tuple[str, ...]) -> dict[str, int]:
+    """Sizes of the axes ``names`` as bound in the scope of the user's code that called tcpdsl."""
+    frame = user_frame()
     found: dict[str, int] = {}
     for name in names:
         value = frame.f_locals.get(name, frame.f_globals.get(name))
@@ -84,7 +80,7 @@ def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
 
 
 def _whole_terms(
-    names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int], depth: int
+    names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int]
 ) -> tuple[Term, ...]:
     """One whole-axis term per name; ``carried`` are the sizes of the axes passed as objects."""
     if sizes is not None and not isinstance(sizes, MappingABC):
@@ -103,7 +99,7 @@ def _whole_terms(
     known.update(carried)
     missing = tuple(n for n in names if n not in known)
     if missing:
-        known.update(caller_axis_sizes(missing, depth + 1))
+        known.update(caller_axis_sizes(missing))
     check_declared(names, known)
     return tuple(Term(n, int(known[n]), 1, int(known[n])) for n in names)
 
@@ -125,7 +121,6 @@ class Tensor:
         axes: str | Sequence[str | Axis[str, int]] | MappingArg,
         *,
         sizes: MappingABC[str, int] | None = None,
-        _depth: int = 1,
     ) -> None:
         if isinstance(axes, Mapping):
             if sizes is not None:
@@ -136,7 +131,7 @@ class Tensor:
             terms = terms_of_mapping(axes)
         else:
             names, carried = named_axes(axes)
-            terms = _whole_terms(names, sizes, carried, _depth)
+            terms = _whole_terms(names, sizes, carried)
         values = _read_array(array)
         expected = tuple(t.count for t in terms)
         if values.shape != expected:
@@ -257,9 +252,7 @@ class Tensor:
         It holds the rest of the digit's term and fixes the digit; its values are a view of this
         tensor's array, so :meth:`assign` on the tile writes into this tensor.
         """
-        from tcpdsl.tensors.tiles import tile
-
-        return tile(self, digit, index)
+        return tiles.tile(self, digit, index, Tensor.of_terms)
 
     def assign(self, part: Tensor) -> None:
         """Write ``part`` into this tensor, at the tile its fixed digits select.
@@ -269,9 +262,10 @@ class Tensor:
         After the tile is chosen, ``part`` must hold exactly the digits this tensor holds there.
         Nothing is written when the check fails.
         """
-        from tcpdsl.tensors.tiles import assign
-
-        assign(self, part)
+        if not isinstance(part, Tensor):
+            raise LayoutError(STAGE, "NotATensor", f"assign takes a tcp.Tensor, got {type(part).__name__}",
+                              hint="write a stage result with .to_tensor()")
+        tiles.assign(self, part, Tensor.of_terms)
 
     def _describe_terms(self) -> str:
         return text_of(self._terms) or "(none)"
@@ -281,8 +275,3 @@ class Tensor:
         fixed = "".join(f" | {term.text} = {value}" for term, value in self._fixed)
         return f"Tensor[{dims}{fixed}]({self._values.dtype})"
 
-
-def same_digits(a: Sequence[Term], b: Sequence[Term]) -> bool:
-    """Whether two term lists hold the same digits of every axis."""
-    axes = set(axes_of(a)) | set(axes_of(b))
-    return all(runs([t for t in a if t.axis == x]) == runs([t for t in b if t.axis == x]) for x in axes)

@@ -10,20 +10,31 @@ per axis, where the element at coordinate ``c`` sits at index ``c``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Term, runs
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]
+
+STAGE: Final = "Tensor"  # the stage errors about logical tensors and their tiles name
+TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
+
+Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
 
 
 def axes_of(terms: Sequence[Term]) -> tuple[str, ...]:
     """The axes of ``terms``, in the order they first appear."""
     return tuple(dict.fromkeys(t.axis for t in terms))
+
+
+def same_digits(a: Sequence[Term], b: Sequence[Term]) -> bool:
+    """Whether two term lists hold the same digits of every axis."""
+    axes = set(axes_of(a)) | set(axes_of(b))
+    return all(runs([t for t in a if t.axis == x]) == runs([t for t in b if t.axis == x]) for x in axes)
 
 
 def _cuts(*lists: Sequence[Term]) -> dict[str, list[int]] | None:

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError
+from tcpdsl.verify.dtypes import DTYPES
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.intp]
@@ -29,9 +30,8 @@ _BLOCK: Final = 1 << 17  # cells narrowed or widened per pass
 class Scalar:
     """Base of every scalar tag. Subclasses are never instantiated.
 
-    A subclass declares its widths in the class statement, e.g.
-    ``class i9(Scalar, bits=8, value_bits=9, numpy=np.int16, is_float=False)``; its ``name`` is the
-    class name.
+    A subclass is named for a row of the dtype table (:data:`tcpdsl.verify.dtypes.DTYPES`), e.g.
+    ``class i9(Scalar)``, and takes its widths, float-ness and numpy storage dtype from that row.
     """
 
     name: ClassVar[str]
@@ -40,14 +40,14 @@ class Scalar:
     numpy: ClassVar[np.dtype[Any]]
     is_float: ClassVar[bool]
 
-    def __init_subclass__(cls, *, bits: int, numpy: npt.DTypeLike, is_float: bool, value_bits: int | None = None,
-                          **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        cls.name = cls.__name__
-        cls.bits = bits
-        cls.value_bits = bits if value_bits is None else value_bits
-        cls.numpy = np.dtype(numpy)
-        cls.is_float = is_float
+        row = DTYPES[cls.__name__]
+        cls.name = row.name
+        cls.bits = row.wire_bits
+        cls.value_bits = row.value_bits
+        cls.numpy = storage_dtype(row.storage)
+        cls.is_float = row.is_float
         _REGISTRY[cls.name] = cls
 
     def __new__(cls, *args: object, **kwargs: object) -> Scalar:
@@ -57,39 +57,45 @@ class Scalar:
 _REGISTRY: dict[str, type[Scalar]] = {}
 
 
-class i4(Scalar, bits=4, numpy=ml_dtypes.int4, is_float=False):
+def storage_dtype(name: str) -> np.dtype[Any]:
+    """The numpy dtype a storage name of the dtype table stands for (ml_dtypes' own types first)."""
+    found = getattr(ml_dtypes, name, None)
+    return np.dtype(found if found is not None else name)
+
+
+class i4(Scalar):
     """A 4-bit integer."""
 
 
-class i5(Scalar, bits=4, value_bits=5, numpy=np.int8, is_float=False):
+class i5(Scalar):
     """A zero-point-subtracted i4: 4 bits on the wire, a 5-bit value staged in a byte."""
 
 
-class i8(Scalar, bits=8, numpy=np.int8, is_float=False):
+class i8(Scalar):
     """An 8-bit integer."""
 
 
-class i9(Scalar, bits=8, value_bits=9, numpy=np.int16, is_float=False):
+class i9(Scalar):
     """A zero-point-subtracted i8: 8 bits on the wire, a 9-bit value staged in 16 bits."""
 
 
-class f8e4m3(Scalar, bits=8, numpy=ml_dtypes.float8_e4m3fn, is_float=True):
+class f8e4m3(Scalar):
     """An 8-bit float with 4 exponent and 3 mantissa bits, saturating at 448."""
 
 
-class f8e5m2(Scalar, bits=8, numpy=ml_dtypes.float8_e5m2, is_float=True):
+class f8e5m2(Scalar):
     """An 8-bit float with 5 exponent and 2 mantissa bits."""
 
 
-class bf16(Scalar, bits=16, numpy=ml_dtypes.bfloat16, is_float=True):
+class bf16(Scalar):
     """bfloat16: the exponent range of f32 with 7 mantissa bits."""
 
 
-class i32(Scalar, bits=32, numpy=np.int32, is_float=False):
+class i32(Scalar):
     """The integer accumulator."""
 
 
-class f32(Scalar, bits=32, numpy=np.float32, is_float=True):
+class f32(Scalar):
     """The float accumulator."""
 
 
@@ -105,11 +111,6 @@ def scalar(name: ScalarLike) -> type[Scalar]:
         known = ", ".join(_REGISTRY)
         raise DtypeError(SCALAR_STAGE, "UnknownDtype", f"unknown scalar type {name!r}", hint=f"use one of {known}")
     return found
-
-
-def accumulator(frm: ScalarLike) -> type[Scalar]:
-    """The accumulator a value of ``frm`` widens to: ``i32`` for integers, ``f32`` for floats."""
-    return f32 if scalar(frm).is_float else i32
 
 
 _NO_CELLS: Final = np.empty(0, dtype=np.intp)

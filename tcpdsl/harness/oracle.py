@@ -23,8 +23,9 @@ import numpy.typing as npt
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
-from tcpdsl.tensors.logical import Tensor, axis_names, same_digits
-from tcpdsl.tensors.term_arrays import rearrange
+from tcpdsl.numerics.logical import Tensor, axis_names
+from tcpdsl.numerics.term_arrays import same_digits
+from tcpdsl.numerics.term_arrays import rearrange
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 
 Array = npt.NDArray[Any]
@@ -144,7 +145,7 @@ def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleChec
 
 def demo(fn: Any, seed: int = 0) -> bool:
     """Run the kernel ``fn`` on random inputs, print its explanation and the oracle verdict."""
-    from tcpdsl.tensors.kernel_spec import random_case
+    from tcpdsl.harness.kernel_spec import random_case
 
     case = random_case(fn, seed)
     result = fn(**case.inputs)

@@ -209,7 +209,7 @@ def check_shape(values: Array, axes: tuple[str, ...], mapping: Mapping) -> None:
     """Refuse a logical array whose dimensions do not match ``axes`` and the sizes ``mapping`` declares.
 
     An axis may be shorter than declared: a tensor holding part of it (an evaluator operand, see
-    :class:`~tcpdsl.tensors.chain.Operand`) stops at its top held coordinate.
+    :class:`~tcpdsl.numerics.chain.Operand`) stops at its top held coordinate.
     """
     check_extents(tuple(values.shape), axes, mapping)
 

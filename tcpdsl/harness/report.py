@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcpdsl.cli.stages import StageRow
+from tcpdsl.harness.stages import StageRow
 from tcpdsl.cost import KernelCost
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.numerics.chain import Chain
 
 ERROR_LINES = 6  # a long error (a beartype violation) is cut in the text report, kept whole in JSON
 

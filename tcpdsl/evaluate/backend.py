@@ -1,7 +1,7 @@
-"""The evaluator protocol, the registry of evaluators and the selected one.
+"""The evaluators by name, and the one selected for the current context.
 
-The tensor layer asks :func:`get` for an evaluator and never imports the evaluators themselves
-(imports point downward); they register themselves when ``tcpdsl.evaluate`` is imported.
+The tensor layer above imports :func:`get` directly; the table below is written out, so every
+evaluator is known as soon as this module is imported.
 """
 
 from __future__ import annotations
@@ -14,19 +14,20 @@ from typing import Any, Final, Protocol
 import numpy.typing as npt
 
 from tcpdsl.errors import TcpError
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.evaluate.fused import FusedEvaluator
+from tcpdsl.evaluate.simulate import SimulateEvaluator
+from tcpdsl.numerics.chain import Chain
 
 DEFAULT: Final = "fused"
 
 
 class UnknownEvaluatorError(TcpError, LookupError):
-    """An evaluator name nobody registered."""
+    """An evaluator name that is not in the table."""
 
     def __init__(self, name: str, known: list[str]) -> None:
         self.name = name
         self.known = known
-        listed = ", ".join(known) if known else "none (import tcpdsl.evaluate to register them)"
-        super().__init__(f"unknown evaluator {name!r}; registered evaluators: {listed}")
+        super().__init__(f"unknown evaluator {name!r}; known evaluators: {', '.join(known)}")
 
 
 class Evaluator(Protocol):
@@ -46,23 +47,18 @@ class Evaluator(Protocol):
     def logical(self, chain: Chain) -> npt.NDArray[Any]: ...
 
 
-_REGISTRY: dict[str, Evaluator] = {}
+_EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}
 _SELECTED: ContextVar[str] = ContextVar("tcpdsl_evaluator", default=DEFAULT)
 
 
-def register(evaluator: Evaluator) -> None:
-    """Make ``evaluator`` available under ``evaluator.name`` (a later registration replaces it)."""
-    _REGISTRY[evaluator.name] = evaluator
-
-
 def names() -> list[str]:
-    return sorted(_REGISTRY)
+    return sorted(_EVALUATORS)
 
 
 def get(name: str | None = None) -> Evaluator:
     """The evaluator called ``name``, or the selected one (``"fused"`` unless :func:`using` says otherwise)."""
     wanted = _SELECTED.get() if name is None else name
-    found = _REGISTRY.get(wanted)
+    found = _EVALUATORS.get(wanted)
     if found is None:
         raise UnknownEvaluatorError(wanted, names())
     return found

@@ -27,8 +27,8 @@ from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext
 from tcpdsl.tensors.subscription import Spec, Specialised
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.scalars import Scalar, cast
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.scalars import Scalar, cast
 
 # Integer ranges keep sums of a few thousand products well inside i32.
 _INT_RANGES: Final[dict[str, tuple[int, int]]] = {

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tcpdsl.cost import KernelCost, StageCost, chain_cost
-from tcpdsl.tensors.chain import Chain
+from tcpdsl.numerics.chain import Chain
 from tcpdsl.verify.stage import Stage
 
 

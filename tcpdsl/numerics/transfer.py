@@ -2,7 +2,7 @@
 
 A regular mapping is a transposed, padded view of an array over its terms, so data moves by a
 reshape and a transpose; any other mapping moves along routes (each live position and its index
-in the logical array) built from its :mod:`~tcpdsl.tensors.placement` plan.
+in the logical array) built from its :mod:`~tcpdsl.numerics.placement` plan.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Composite, Digit, Mapping, PaddingKind, Term, pairs
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.placement import (
+from tcpdsl.numerics.placement import (
     CACHED_CELLS,
     LAYOUT_STAGE,
     Array,

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, pairs
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.scalars import widen
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.scalars import widen
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
@@ -30,9 +30,9 @@ class Operand:
     ``[Chip, Cluster, Slice, Time, Packet]`` for the stream, ``[Chip, Cluster, Slice, Lane,
     Element]`` for the TRF. An axis of a tensor holding part of it is only as long as its top held
     coordinate needs (it may be shorter than the axis's declared size), and coordinates the tensor
-    does not hold read 0 (:func:`tcpdsl.tensors.term_arrays.coordinate_array`). ``tensor`` is the
+    does not hold read 0 (:func:`tcpdsl.numerics.term_arrays.coordinate_array`). ``tensor`` is the
     logical tensor as the user gave it: its terms (one per dimension) and the digits it fixes.
-    ``canonical`` says ``values`` came out of :func:`~tcpdsl.tensors.scalars.cast` (as a source
+    ``canonical`` says ``values`` came out of :func:`~tcpdsl.numerics.scalars.cast` (as a source
     tensor's do), so widening them has nothing to fix up.
     """
 
@@ -44,7 +44,7 @@ class Operand:
     canonical: bool = False
 
     def widened(self) -> npt.NDArray[Any]:
-        """``values`` widened to the accumulator (:func:`~tcpdsl.tensors.scalars.widen`)."""
+        """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`)."""
         return widen(self.values, self.dtype, canonical=self.canonical)
 
     @property

@@ -13,9 +13,9 @@ import numpy as np
 
 from tcpdsl.algebra import Digit, Held, Mapping, Term, held, runs, shared_limits, text_of
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.placement import plan
-from tcpdsl.tensors.term_arrays import axes_of
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.term_arrays import axes_of
 
 
 def _digit_set(terms: tuple[Term, ...], cuts: list[int]) -> set[int]:

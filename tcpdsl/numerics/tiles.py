@@ -7,15 +7,35 @@ read or written, so a refused tile or assignment leaves the tensor as it was.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
 import numpy as np
+import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, NotATerm, Term, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
-from tcpdsl.tensors.logical import STAGE, TERM_HINT, Fixed, Tensor, same_digits
-from tcpdsl.tensors.term_arrays import rearrange
+from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, rearrange, same_digits
 
 
-def _digit(tensor: Tensor, digit: object) -> Term:
+class Tiled(Protocol):
+    """What a tile is taken of: a logical tensor's array, its terms and the digits it fixes."""
+
+    @property
+    def values(self) -> npt.NDArray[Any]: ...
+
+    @property
+    def terms(self) -> tuple[Term, ...]: ...
+
+    @property
+    def fixed_terms(self) -> tuple[Fixed, ...]: ...
+
+
+T = TypeVar("T", bound=Tiled)
+Make = Callable[[npt.NDArray[Any], tuple[Term, ...], tuple[Fixed, ...]], T]
+
+
+def _digit(tensor: Tiled, digit: object) -> Term:
     if not isinstance(digit, Mapping):
         raise LayoutError(
             STAGE, "NotAMapping", f"tile takes the digit as a mapping such as m[\"Wp / 8192\"], got {type(digit).__name__} {digit!r:.60}",
@@ -27,14 +47,14 @@ def _digit(tensor: Tensor, digit: object) -> Term:
         raise LayoutError(STAGE, "NotATerm", f"{digit.text} is not one digit of one axis", hint=TERM_HINT) from None
 
 
-def _fixed_value(tensor: Tensor, term: Term) -> int | None:
+def _fixed_value(tensor: Tiled, term: Term) -> int | None:
     for fixed, value in tensor.fixed_terms:
         if fixed == term:
             return value
     return None
 
 
-def _owner(tensor: Tensor, term: Term) -> int:
+def _owner(tensor: Tiled, term: Term) -> int:
     """The dimension whose term contains ``term``, else the error naming the tensor and the digit."""
     for k, held in enumerate(tensor.terms):
         if term.within(held):
@@ -58,7 +78,7 @@ def _owner(tensor: Tensor, term: Term) -> int:
     )
 
 
-def _index(term: Term, tensor: Tensor, index: object) -> int:
+def _index(term: Term, tensor: Tiled, index: object) -> int:
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise LayoutError(
             STAGE, "TileIndex", f"the tile index of {term.text} must be an int, got {type(index).__name__} {index!r:.40}",
@@ -73,8 +93,8 @@ def _index(term: Term, tensor: Tensor, index: object) -> int:
     return value
 
 
-def tile(tensor: Tensor, digit: object, index: object) -> Tensor:
-    """The tile of ``tensor`` where ``digit`` is ``index`` (see :meth:`Tensor.tile`)."""
+def tile(tensor: T, digit: object, index: object, make: Make[T]) -> T:
+    """The tile of ``tensor`` where ``digit`` is ``index``, built by ``make`` (see :meth:`Tensor.tile`)."""
     term = _digit(tensor, digit)
     k = _owner(tensor, term)
     value = _index(term, tensor, index)
@@ -93,14 +113,11 @@ def tile(tensor: Tensor, digit: object, index: object) -> Tensor:
         picked = picked.reshape(shape[:k] + (above.count,) + shape[k + 1:])
     terms = tensor.terms[:k] + kept + tensor.terms[k + 1:]
     fixed: tuple[Fixed, ...] = tuple(sorted((*tensor.fixed_terms, (term, value)), key=lambda f: (f[0].axis, -f[0].stride)))
-    return Tensor.of_terms(picked, terms, fixed)
+    return make(picked, terms, fixed)
 
 
-def assign(target: Tensor, part: object) -> None:
+def assign(target: T, part: Tiled, make: Make[T]) -> None:
     """Write ``part`` into ``target`` at the tile its fixed digits select (see :meth:`Tensor.assign`)."""
-    if not isinstance(part, Tensor):
-        raise LayoutError(STAGE, "NotATensor", f"assign takes a tcp.Tensor, got {type(part).__name__}",
-                          hint="write a stage result with .to_tensor()")
     region = target
     for term, value in part.fixed_terms:
         mine = _fixed_value(region, term)
@@ -117,7 +134,7 @@ def assign(target: Tensor, part: object) -> None:
                 f"the part is the tile {term.text} = {value}, but {target!r} has no digit {term.text} to write it at",
                 hint="write the part into a tensor that holds that digit",
             )
-        region = tile(region, term.mapping(), value)
+        region = tile(region, term.mapping(), value, make)
     if not same_digits(region.terms, part.terms):
         raise LayoutError(
             STAGE, "TileMismatch",
@@ -132,7 +149,7 @@ def assign(target: Tensor, part: object) -> None:
         region.values[...] = data
 
 
-def _fit_hint(region: Tensor, part: Tensor) -> str:
+def _fit_hint(region: Tiled, part: Tiled) -> str:
     """What would make ``part`` fit: the tile of the region that holds the part's digits."""
     for axis in dict.fromkeys(t.axis for t in region.terms):
         mine = runs([t for t in region.terms if t.axis == axis]) or ()

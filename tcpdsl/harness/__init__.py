@@ -1,0 +1,1 @@
+"""Running kernels: random inputs, the oracle comparison and the report of ``tcpdsl run``."""

@@ -1,0 +1,107 @@
+"""The stage table: one row per stage method, read by everything that knows about stages.
+
+A row says which tensor families have the method, which family it returns, the keyword
+arguments it takes (mappings first, in the order they are read, then the other options), the
+tensors it takes besides its receiver, the composer that runs its rules, and the section of
+docs/stage-rules.md that lists them. The runtime methods (tcpdsl/tensors), the mypy plugin's hooks
+(tcpdsl/static), the docs test and the corpus test all read this table; adding a stage is a row
+here plus its composer (docs/architecture.md, "Adding a stage").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from tcpdsl.errors import LayoutError
+from tcpdsl.verify import compose
+from tcpdsl.verify.families import COLLECT, CONTRACT, OUTER, PACKET, TIME, TRF, Family, TensorType
+from tcpdsl.verify.stage import Stage
+
+# A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
+# result type and the parameters the stage's verifier derived.
+Composer = Callable[..., tuple[TensorType, Any]]
+
+
+@dataclass(frozen=True)
+class StageRow:
+    """One stage method."""
+
+    stage: Stage  # the method name, which LayoutError.stage also carries
+    receivers: tuple[Family, ...]  # the families the method belongs to
+    result: Family
+    mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
+    compose: Composer = field(repr=False)
+    section: str  # of docs/stage-rules.md
+    options: tuple[str, ...] = ()  # other keyword arguments the composer takes from the call
+    operands: tuple[tuple[str, Family], ...] = ()  # tensors passed besides the receiver, by name
+    carried: tuple[str, ...] = ()  # composer arguments taken from earlier stages, not from the call
+
+    @property
+    def keywords(self) -> tuple[str, ...]:
+        """The keyword arguments of the method, in order."""
+        return self.mappings + self.options
+
+
+STAGES: Final[dict[Stage, StageRow]] = {
+    row.stage: row
+    for row in (
+        StageRow(Stage.TO_TRF, (COLLECT,), TRF, ("lane", "element"), compose.to_trf, "2.4"),
+        StageRow(
+            Stage.CONTRACT_OUTER, (COLLECT,), OUTER, ("out_time", "out_packet"), compose.contract_outer, "2.3",
+            operands=(("trf", TRF),),
+        ),
+        StageRow(Stage.CONTRACT_PACKET, (OUTER,), PACKET, ("out_packet",), compose.contract_packet, "2.5"),
+        StageRow(Stage.CONTRACT_TIME, (PACKET,), TIME, ("out_time",), compose.contract_time, "2.6"),
+        StageRow(
+            Stage.CONTRACT_LANE, (TIME,), CONTRACT, ("out_time", "out_packet"), compose.contract_lane, "2.7",
+            options=("mode",), carried=("pre_reduce_time",),
+        ),
+    )
+}
+
+# Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
+# a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
+UNWIRED: Final = (
+    Stage.SWITCH,
+    Stage.TRANSPOSE,
+    Stage.BEGIN,
+    Stage.FETCH,
+    Stage.FETCH_CAST,
+    Stage.COLLECT,
+    Stage.TO_VRF,
+    Stage.CAST,
+    Stage.COMMIT_TRIM,
+    Stage.COMMIT_CAST,
+    Stage.COMMIT_CAST_RELU,
+    Stage.COMMIT,
+    Stage.COMMIT_VIEW,
+    Stage.TO_DM,
+    Stage.TO_DM_VIEW,
+    Stage.TO_HBM,
+    Stage.TO_HBM_VIEW,
+    Stage.RESHAPE,
+    Stage.TILE,
+    Stage.PAD,
+)
+
+# The contraction chain in the order its stages run, for the StageOrder hint.
+_CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
+
+
+def check_receiver(stage: Stage, src: TensorType) -> None:
+    """A stage is a method of its receiver families only (docs/stage-rules.md §2.3)."""
+    row = STAGES[stage]
+    if src.family not in row.receivers:
+        receivers = " or ".join(f.name for f in row.receivers)
+        raise LayoutError(
+            stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
+            hint=f"call the stages in order: {' -> '.join(_CHAIN)}",
+        )
+
+
+def compose_stage(stage: Stage, src: TensorType, *operands: TensorType, **arguments: Any) -> tuple[TensorType, Any]:
+    """Run one stage call's rules: its receiver, then its composer (the runtime and the plugin call this)."""
+    check_receiver(stage, src)
+    return STAGES[stage].compose(src, *operands, **arguments)
