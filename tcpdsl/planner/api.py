@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping as MappingABC
+from numbers import Real
 from typing import Final, Literal
 
 from tcpdsl.algebra import Mapping, parse
@@ -44,9 +46,9 @@ def search(
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
     layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
     ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
-    elements of a chip. The search stops after ``budget``
-    seconds with the best plans so far (``Plans.exhausted`` is then False). ``progress`` draws a
-    bar on stderr (default: when stderr is a terminal).
+    elements of a chip. The search stops after ``budget`` seconds of wall time with the best plans
+    so far (``Plans.exhausted`` is then False). ``progress`` draws a bar on stderr (default: when
+    stderr is a terminal).
 
     Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
     ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
@@ -73,12 +75,10 @@ def _settings(
     topology: object,
     budget: object,
 ) -> Settings:
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+    count = _positive_int(top)
+    if count is None:
         raise LayoutError(STAGE, "Option", f"top= must be a positive int, got {top!r}", hint="ask for e.g. top=5 plans")
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        raise LayoutError(
-            STAGE, "Option", f"budget= must be a positive number of seconds, got {budget!r}", hint="e.g. budget=5.0"
-        )
+    seconds = _seconds(budget)
     if topology is None:
         topology = Topology()
     if not isinstance(topology, Topology):
@@ -87,7 +87,38 @@ def _settings(
     mode = pins.get("mode")
     modes = (mode,) if isinstance(mode, LaneMode) else (LaneMode.INTERLEAVED, LaneMode.SEQUENTIAL)
     grid = GridPins(*(_mapping(pins.get(k)) for k in ("Chip", "Cluster", "Slice")))
-    return Settings(top, float(budget), Machine(topology.chips, topology.pes), grid, _mapping(pins.get("Lane")), modes)
+    return Settings(count, seconds, Machine(topology.chips, topology.pes), grid, _mapping(pins.get("Lane")), modes)
+
+
+def _positive_int(value: object) -> int | None:
+    """``value`` as a positive int (numpy integers too), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return number if number > 0 else None
+
+
+def _seconds(budget: object) -> float:
+    """A positive budget in seconds; one too large for a float (or infinite) sets no limit."""
+    if not isinstance(budget, bool) and isinstance(budget, Real):
+        try:
+            seconds = float(budget)
+        except OverflowError:  # a number beyond every float: no limit if positive, else refused below
+            seconds = math.inf if isinstance(budget, int) and budget > 0 else math.nan
+        if seconds > 0:  # False for NaN
+            return seconds
+    raise LayoutError(
+        STAGE, "Option", f"budget= must be a positive number of seconds, got {_short(budget)}", hint="e.g. budget=5.0"
+    )
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut short: a huge number should not flood the message."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _mapping(value: Mapping | LaneMode | None) -> Mapping | None:

@@ -8,15 +8,20 @@ its digits may go (docs/search.md §2).
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, replace
 from functools import cached_property
+from math import prod
 from typing import Final
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import BITS, check_pairing, flit_elements
 
 STAGE: Final = "search"
+# The most cells an operand or the result may hold: 2**40 cells are 512 GiB even at four bits, far
+# beyond the memory of any device, and below it divisors are found in a fraction of a second.
+MAX_CELLS: Final = 2**40
 
 
 class Role(enum.Enum):
@@ -149,6 +154,17 @@ def _dtype_name(value: object, what: str) -> str:
     return name
 
 
+def _size(axis: str, size: object) -> int:
+    """A positive int size (numpy integers too)."""
+    try:
+        value = None if isinstance(size, bool) else operator.index(size)  # type: ignore[arg-type]
+    except TypeError:
+        value = None
+    if value is None or value <= 0:
+        raise _error("Sizes", f"axis {axis} has size {size!r}; sizes are positive ints", f"give {axis} a positive int")
+    return value
+
+
 def make_problem(einsum: object, sizes: object, stream: object, weights: object) -> Problem:
     """Check the einsum, its sizes and the dtype pair; the stream is the first operand."""
     operands, out_axes = parse_einsum(einsum)
@@ -160,15 +176,22 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object)
         size = sizes.get(axis)
         if size is None:
             raise _error("Sizes", f"axis {axis} of {einsum!r} has no size", f"add {axis}=<size> to the sizes")
-        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-            raise _error("Sizes", f"axis {axis} has size {size!r}; sizes are positive ints", f"give {axis} a positive int")
-        checked[axis] = size
+        checked[axis] = _size(axis, size)
     extra = [str(a) for a in sizes if a not in used]
     if extra:
         raise _error(
             "Sizes", f"sizes name {', '.join(extra)}, which {einsum!r} does not use",
             "give sizes for the einsum's axes only (each letter in upper case)",
         )
+    for what, axes in (("operand 1", operands[0]), ("operand 2", operands[1]), ("the result", out_axes)):
+        cells = prod(checked[a] for a in axes)
+        if cells > MAX_CELLS:
+            raise _error(
+                "TooLarge",
+                f"{what} of {einsum!r} ({', '.join(axes)}) holds {cells} cells, more than the {MAX_CELLS} (2**40) "
+                "any device could hold",
+                "search for one tile of the problem and run it once per tile",
+            )
     stream_name, weight_name = _dtype_name(stream, "stream"), _dtype_name(weights, "weights")
     accumulator = check_pairing(stream_name, weight_name)
 
