@@ -20,7 +20,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.grid import Machine
 from tcpdsl.planner.problem import STAGE, Problem
-from tcpdsl.planner.source import Texts, module_source, texts
+from tcpdsl.planner.source import Texts, check_kernel_name, module_source, texts
 from tcpdsl.tensors.device import Device, Topology
 from tcpdsl.tensors.logical import Tensor
 from tcpdsl.verify import LaneMode
@@ -84,9 +84,8 @@ class Plan:
     def source(self, name: str | None = None) -> str:
         """A complete kernel module (axes, aliases, tensor types, one ``@tcp.kernel`` function)."""
         kernel = self.name if name is None else name
-        if not kernel.isidentifier():
-            raise LayoutError(STAGE, "KernelName", f"{kernel!r} is not a Python identifier", hint="use a name like plan_1")
         p = self.problem
+        check_kernel_name(kernel, p)
         sizes = ", ".join(f"{a}={n}" for a, n in p.sizes.items())
         headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
         return module_source(p, self.chain, kernel, headline)
