@@ -36,8 +36,9 @@ def parse_axes(text: str) -> dict[str, int]:
     sizes: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, eq, value = item.partition("=")
-        name = name.strip()
-        if not eq or not name or not value.strip().isdigit() or int(value) <= 0:
+        name, value = name.strip(), value.strip()
+        # isdigit alone takes digits such as ① or ², which int() refuses
+        if not eq or not name or not (value.isascii() and value.isdigit()) or int(value) <= 0:
             raise AxesError(f"--axes: expected NAME=SIZE with a positive integer size, got {item!r}")
         if name in sizes:
             raise AxesError(f"--axes: axis {name} is given twice")
