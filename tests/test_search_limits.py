@@ -105,6 +105,6 @@ def test_a_huge_negative_budget_is_refused_briefly() -> None:
 
 def test_numpy_numbers_are_accepted_as_sizes_top_and_budget() -> None:
     sizes = {"T": np.int64(256), "H": np.int32(1024), "L": np.uint16(3072)}
-    plans = tcp.search("th,lh->tl", sizes, top=np.int64(2), budget=np.float32(5))
+    plans = tcp.search("th,lh->tl", sizes, top=np.int64(2), budget=np.float32(5))  # type: ignore[arg-type]
     assert len(plans) == 2 and plans[0].cycles == 12294
     assert all(type(n) is int for n in plans[0].problem.sizes.values())

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 import tcpdsl as tcp
+from tcpdsl.cli.main import main
 from tcpdsl.planner.plan import Plan
 
 EINSUM = "th,lh->tl"
@@ -47,3 +51,63 @@ def test_source_compiles_for_every_accepted_name(plan: tcp.Plan, name: str | Non
     source = plan.source(name)
     compile(source, "<plan>", "exec")
     assert f"def {name or 'plan_1'}(x: Stream, w: Weights) -> Out:" in source
+
+
+# -- the user's axis names -------------------------------------------------------------------------
+
+
+def test_axes_name_the_einsum_letters_everywhere() -> None:
+    plans = tcp.search("h,wh->w", {"H": 1024, "Wp": 8192}, axes={"w": "Wp"}, top=2)
+    best = plans[0]
+    assert best.cycles == 134
+    assert best.layouts.lane == "Wp % 8" and best.layouts.cluster == "Wp / 4096"
+    source = best.source()
+    assert 'Wp = tcp.axis("Wp", 8192)' in source and 'W = tcp.axis' not in source
+    assert 'Plan 1 for the einsum "h,wh->w" (H=1024, Wp=8192)' in source
+    rng = np.random.default_rng(3)
+    x = rng.integers(-4, 5, 1024).astype(np.float64)
+    w = rng.integers(-4, 5, (8192, 1024)).astype(np.float64)
+    assert np.array_equal(best.run(x, w), w @ x)
+
+
+def test_an_axis_object_brings_its_size() -> None:
+    Wp = tcp.axis("Wp", 8192)
+    by_object = tcp.search("h,wh->w", {"H": 1024}, axes={"W": Wp}, top=3)
+    by_name = tcp.search("h,wh->w", {"H": 1024, "Wp": 8192}, axes={"w": "Wp"}, top=3)
+    assert [p.layouts for p in by_object] == [p.layouts for p in by_name]
+
+
+def test_renaming_a_letter_to_itself_changes_nothing() -> None:
+    plain = tcp.search(EINSUM, SIZES, top=3)
+    renamed = tcp.search(EINSUM, SIZES, top=3, axes={"t": "T", "h": "H", "l": "L"})
+    assert [p.layouts for p in plain] == [p.layouts for p in renamed]
+
+
+@pytest.mark.parametrize(
+    ("axes", "sizes", "rule", "words"),
+    [
+        ({"q": "Q"}, {"H": 8, "W": 8}, "AxisName", "axes= renames 'q', which is no letter of the einsum"),
+        ({"w": "wp"}, {"H": 8, "wp": 8}, "AxisName", "axes= names letter w 'wp', which is no axis name"),
+        ({"w": 3}, {"H": 8}, "AxisName", "axes= names letter w 3, which is no axis name"),
+        ({"w": "H"}, {"H": 8}, "AxisName", "axes= gives two einsum letters the name H"),
+        ({"w": "Chip"}, {"H": 8, "Chip": 8}, "AxisName", "axis Chip has the name of a layout or type of the plan's module"),
+        ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 8}, "Sizes", "axis Wp has size 16, but sizes give it 8"),
+        ({"w": "Wp"}, {"H": 8, "W": 8}, "Sizes", "axis Wp of 'h,wh->w' has no size"),
+        (["w"], {"H": 8}, "AxisName", "axes= must be a dict from einsum letters to axis names, got list"),
+    ],
+)
+def test_bad_axis_names_are_refused(axes: object, sizes: dict[str, int], rule: str, words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("h,wh->w", sizes, axes=axes)  # type: ignore[arg-type]
+    assert (info.value.stage, info.value.rule) == ("search", rule)
+    assert words in info.value.detail
+
+
+def test_the_command_line_names_axes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "plans"
+    assert main(["plan", "h,wh->w", "H=1024", "Wp=8192", "--axis", "w=Wp", "--top", "1", "--emit", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith('plans for "h,wh->w" (H=1024, Wp=8192)')
+    assert 'Wp = tcp.axis("Wp", 8192)' in (folder / "plan_1.py").read_text()
+    assert main(["plan", "h,wh->w", "H=1024", "Wp=8192", "--axis", "w"]) == 2
+    assert "--axis: expected LETTER=NAME, e.g. w=Wp, got 'w'" in capsys.readouterr().err

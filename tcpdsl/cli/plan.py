@@ -39,6 +39,8 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--streamed", choices=ORIENTATIONS, default="first", help="which operand streams (default first)")
     parser.add_argument("--fix", action="append", default=[], metavar="NAME=MAPPING",
                         help='fix a layout, e.g. --fix "Cluster=1 # 2" (Chip, Cluster, Slice, Lane, mode)')
+    parser.add_argument("--axis", action="append", default=[], metavar="LETTER=NAME",
+                        help="name an einsum letter's axis, e.g. --axis w=Wp (then give Wp=SIZE)")
     parser.add_argument("--chips", type=int, default=1, metavar="N", help="chips of the device (default 1)")
     parser.add_argument("--pes", type=int, default=8, metavar="N", help="processing elements per chip (default 8)")
     parser.add_argument("--emit", type=Path, metavar="DIR", help="write each plan as DIR/<name>_<rank>.py")
@@ -61,6 +63,16 @@ def _fixed(items: list[str]) -> dict[str, str | LaneMode]:
         else:
             fixed[name] = text
     return fixed
+
+
+def _names(items: list[str]) -> dict[str, str]:
+    names: dict[str, str] = {}
+    for item in items:
+        letter, eq, name = (part.strip() for part in item.partition("="))
+        if not eq or not letter or not name:
+            raise AxesError(f"--axis: expected LETTER=NAME, e.g. w=Wp, got {item!r}")
+        names[letter] = name
+    return names
 
 
 def _row(plan: Plan) -> tuple[str, ...]:
@@ -89,6 +101,7 @@ def execute(args: argparse.Namespace) -> int:
     try:
         sizes = parse_axes(",".join(args.sizes))
         fixed = _fixed(args.fix)
+        names = _names(args.axis)
     except AxesError as error:
         print(f"tcpdsl plan: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -96,7 +109,7 @@ def execute(args: argparse.Namespace) -> int:
         plans = search(
             args.einsum, sizes, stream=args.dtype, weights=args.weights or args.dtype, top=args.top,
             streamed=args.streamed, fixed=fixed, topology=Topology(chips=args.chips, pes=args.pes),
-            budget=args.budget, progress=True if args.progress else None,
+            budget=args.budget, progress=True if args.progress else None, axes=names,
         )
         emitted = _emit(plans, args.emit, args.name) if args.emit is not None else []
     except TcpError as error:

@@ -6,9 +6,9 @@ import math
 import operator
 from collections.abc import Mapping as MappingABC
 from numbers import Real
-from typing import Final, Literal
+from typing import Any, Final, Literal, SupportsIndex
 
-from tcpdsl.algebra import Mapping, parse
+from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Settings, run
 from tcpdsl.planner.failure import no_plan
@@ -16,6 +16,7 @@ from tcpdsl.planner.grid import GridPins, Machine
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
+from tcpdsl.planner.source import check_axis_names
 from tcpdsl.tensors.device import Topology
 from tcpdsl.tensors.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
@@ -28,20 +29,23 @@ _ORIENTATIONS: Final[dict[str, tuple[bool, ...]]] = {"first": (False,), "second"
 
 def search(
     einsum: str,
-    sizes: MappingABC[str, int],
+    sizes: MappingABC[str, SupportsIndex],
     *,
     stream: type[Scalar] | str = bf16,
     weights: type[Scalar] | str = bf16,
-    top: int = 5,
+    top: SupportsIndex = 5,
     streamed: Streamed = "first",
     fixed: MappingABC[str, Mapping | str | LaneMode] | None = None,
     topology: Topology | None = None,
     budget: float = DEFAULT_BUDGET,
     progress: bool | None = None,
+    axes: MappingABC[str, str | Axis[Any, Any]] | None = None,
 ) -> Plans:
     """Up to ``top`` valid kernels for ``einsum`` (e.g. ``"th,lh->tl"``), fewest cycles first.
 
-    Each letter names the axis of the same letter in upper case; ``sizes`` gives them all.
+    Each letter names the axis of the same letter in upper case, unless ``axes`` names it:
+    ``axes={"w": "Wp"}`` or ``axes={"w": Wp}`` with an axis object (which brings its size).
+    ``sizes`` gives every axis by that name.
     ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
     layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
@@ -53,7 +57,8 @@ def search(
     Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
     ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
     """
-    problem = make_problem(einsum, sizes, stream, weights)
+    problem = make_problem(einsum, sizes, stream, weights, axes)
+    check_axis_names(problem)
     settings = _settings(problem, top, fixed, topology, budget)
     if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(

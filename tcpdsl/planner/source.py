@@ -71,6 +71,16 @@ def check_kernel_name(name: object, problem: Problem) -> None:
         )
 
 
+def check_axis_names(problem: Problem) -> None:
+    """Refuse an axis named like one of the module's layouts or types, which its declaration would replace."""
+    for name in problem.given_sizes:
+        if name in MODULE_NAMES:
+            raise LayoutError(
+                STAGE, "AxisName", f"axis {name} has the name of a layout or type of the plan's module",
+                hint="rename the axis with axes=, e.g. axes={\"c\": \"Ch\"}",
+            )
+
+
 def _m(text: str) -> str:
     return f'm["{text}"]'
 
