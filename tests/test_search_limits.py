@@ -71,6 +71,14 @@ def test_absurd_sizes_are_refused_at_once(size: int) -> None:
     assert "tile" in (result.hint or "")
 
 
+def test_eight_kept_axes_of_210_are_refused_at_once() -> None:
+    sizes = {a: 2 * 3 * 5 * 7 for a in "ABCDEFGH"} | {"K": 64}
+    result, seconds = _timed(lambda: tcp.search(EIGHT_AXES, sizes, budget=0.5))
+    assert seconds < 0.5
+    assert isinstance(result, tcp.LayoutError) and result.rule == "TooLarge"
+    assert f"the result of {EIGHT_AXES!r} (A, B, C, D, E, F, G, H) holds {210**8} cells" in result.detail
+
+
 def test_the_result_counts_toward_the_limit() -> None:
     with pytest.raises(tcp.LayoutError) as info:
         tcp.search("a,b->ab", {"A": 2**21, "B": 2**20})

@@ -12,7 +12,7 @@ import time
 from typing import Final
 
 # Ticks between two readings of the clock.
-_EVERY: Final = 64
+_EVERY: Final = 16
 
 
 class OutOfTime(Exception):
