@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
+from tcpdsl import m
 from tcpdsl.cli.main import main
 from tcpdsl.planner.plan import Plan
 
@@ -91,7 +92,8 @@ def test_renaming_a_letter_to_itself_changes_nothing() -> None:
         ({"w": 3}, {"H": 8}, "AxisName", "axes= names letter w 3, which is no axis name"),
         ({"w": "H"}, {"H": 8}, "AxisName", "axes= gives two einsum letters the name H"),
         ({"w": "Chip"}, {"H": 8, "Chip": 8}, "AxisName", "axis Chip has the name of a layout or type of the plan's module"),
-        ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 8}, "Sizes", "axis Wp has size 16, but sizes give it 8"),
+        ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 6}, "Sizes", "axis Wp has size 16, so a tile of it cannot hold 6 cells"),
+        ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 32}, "Sizes", "axis Wp has size 16, so a tile of it cannot hold 32 cells"),
         ({"w": "Wp"}, {"H": 8, "W": 8}, "Sizes", "axis Wp of 'h,wh->w' has no size"),
         (["w"], {"H": 8}, "AxisName", "axes= must be a dict from einsum letters to axis names, got list"),
     ],
@@ -111,3 +113,27 @@ def test_the_command_line_names_axes(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert 'Wp = tcp.axis("Wp", 8192)' in (folder / "plan_1.py").read_text()
     assert main(["plan", "h,wh->w", "H=1024", "Wp=8192", "--axis", "w"]) == 2
     assert "--axis: expected LETTER=NAME, e.g. w=Wp, got 'w'" in capsys.readouterr().err
+
+
+def test_a_plan_for_a_tile_of_an_axis_object_runs_on_every_tile() -> None:
+    H = tcp.axis("H", 64)  # noqa: F841  (tcp.Tensor(x, "H") finds it in this scope)
+    Wp = tcp.axis("Wp", 4096)
+    plan = tcp.search("h,wh->w", {"H": 64, "Wp": 1024}, axes={"w": Wp}, top=1)[0]
+    assert plan.layouts.cluster == "Wp / 512 % 2" and plan.layouts.lane == "Wp % 8"
+    source = plan.source()
+    assert 'Wp = tcp.axis("Wp", 4096)' in source
+    assert 'Plan 1 for the einsum "h,wh->w" (H=64, Wp=1024 of 4096)' in source
+    rng = np.random.default_rng(5)
+    x = rng.integers(-3, 4, 64).astype(np.float64)
+    w = rng.integers(-3, 4, (4096, 64)).astype(np.float64)
+    assert np.array_equal(plan.run(x, w[1024:2048]), w[1024:2048] @ x)
+    module: dict[str, object] = {}
+    exec(compile(source, "<plan>", "exec"), module)
+    kernel, stream, weights = (module[name] for name in ("plan_1", "Stream", "Weights"))
+    device = tcp.Device()
+    full, logits = tcp.Tensor(w, "Wp H"), tcp.Tensor(np.zeros(4096, np.float32), "Wp")
+    for i in range(4):
+        tile = full.tile(m["Wp / 1024"], i)
+        part = kernel(stream(device.main, tcp.Tensor(x, "H")), weights(device.sub, tile))  # type: ignore[operator]
+        logits.tile(m["Wp / 1024"], i).assign(part.to_tensor())
+    assert np.array_equal(logits.to_numpy(), w @ x)

@@ -150,7 +150,7 @@ def _pins(problem: Problem, fixed: object) -> dict[str, Mapping | LaneMode]:
         elif isinstance(value, Mapping):
             pins[key] = value
         elif isinstance(value, str):
-            pins[key] = parse(value, problem.sizes)
+            pins[key] = parse(value, problem.declared)
         else:
             raise LayoutError(
                 STAGE, "Option", f"fixed {key} must be a mapping or its text, got {type(value).__name__}",

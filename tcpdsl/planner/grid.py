@@ -176,10 +176,10 @@ def _layouts(
     cluster: list[Digit] = []
     slice_: list[Digit] = []
     for (axis, cells), (c, k, s) in zip(local.items(), split):
-        size = problem.sizes[axis]
-        chip.append(Digit(axis, size, size // c, c))
-        cluster.append(Digit(axis, size, size // (c * k), k))
-        slice_.append(Digit(axis, size, cells, s))
+        size, declared = problem.sizes[axis], problem.declared[axis]
+        chip.append(Digit(axis, declared, size // c, c))
+        cluster.append(Digit(axis, declared, size // (c * k), k))
+        slice_.append(Digit(axis, declared, cells, s))
     chip_layout, cluster_layout = Layout.of(*chip), Layout.of(*cluster)
     live = Layout.of(*slice_)
     padded = (live.padded(n) for n in sorted(SLICE_SIZES) if n >= live.size)

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 import tcpdsl.evaluate  # noqa: F401  (registers the evaluators a plan runs on)
+from tcpdsl.algebra import parse
 from tcpdsl.cost import KernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
@@ -86,7 +87,7 @@ class Plan:
         kernel = self.name if name is None else name
         p = self.problem
         check_kernel_name(kernel, p)
-        sizes = ", ".join(f"{a}={n}" for a, n in p.sizes.items())
+        sizes = ", ".join(f"{a}={n}" + _of(p.declared[a], n) for a, n in p.sizes.items())
         headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
         return module_source(p, self.chain, kernel, headline)
 
@@ -105,8 +106,8 @@ class Plan:
         first, second = (_squeezed(p, array, index) for index, array in enumerate((x, w)))
         stream, weight = (second, first) if p.swapped else (first, second)
         device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
-        collected = module.Stream(device.main, Tensor(stream, p.stream_axes, sizes=p.sizes))
-        loaded = module.Weights(device.sub, Tensor(weight, p.weight_axes, sizes=p.sizes))
+        collected = module.Stream(device.main, _tensor(p, stream, p.stream_axes))
+        loaded = module.Weights(device.sub, _tensor(p, weight, p.weight_axes))
         result = getattr(module, self.name)(collected, loaded)
         values = np.asarray(result.to_tensor().to_numpy(p.out_axes))
         return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
@@ -128,6 +129,18 @@ class Plan:
             f"<Plan {self.rank} of {self.problem.einsum}: {self.cycles} cycles, "
             f"MAC {100 * self.mac_utilisation:.1f}%, accumulator {100 * self.accumulator_use:.1f}%>"
         )
+
+
+def _of(declared: int, size: int) -> str:
+    return f" of {declared}" if declared != size else ""
+
+
+def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
+    """An operand over ``axes``; an axis searched as a tile holds its innermost cells (``Wp % 1024``)."""
+    if all(problem.declared[a] == problem.sizes[a] for a in axes):
+        return Tensor(values, axes, sizes=problem.sizes)
+    terms = ", ".join(a if problem.declared[a] == problem.sizes[a] else f"{a} % {problem.sizes[a]}" for a in axes)
+    return Tensor(values, parse(terms, problem.declared))
 
 
 def _squeezed(problem: Problem, array: npt.ArrayLike, index: int) -> npt.NDArray[Any]:

@@ -42,6 +42,8 @@ class Problem:
     Axes of size 1 are no digit of any layout (a one-cell axis is the mapping ``1``), so the
     problem leaves them out: ``operands``, ``out_axes`` and ``sizes`` hold the others, and
     ``given`` the einsum's operand and result axes as written, which ``Plan.run`` reads and returns.
+    ``declared`` is each axis' size as its module declares it: larger than ``sizes`` for a tile of
+    an axis object (docs/search.md §1), whose layouts then hold its innermost ``sizes`` cells.
     """
 
     einsum: str
@@ -54,6 +56,7 @@ class Problem:
     weight_dtype: str
     accumulator: str
     swapped: bool  # True when the einsum's second operand is the stream
+    declared: dict[str, int]
 
     @property
     def stream_axes(self) -> tuple[str, ...]:
@@ -169,7 +172,7 @@ def _size(axis: str, size: object) -> int:
 
 def axis_names(axes: object, letters: tuple[str, ...]) -> tuple[dict[str, str], dict[str, int]]:
     """The user's name for each einsum letter (its upper case unless ``axes`` renames it), and the
-    sizes the axis objects among ``axes`` carry."""
+    sizes the axis objects among ``axes`` declare (``sizes`` may search a tile of one)."""
     names = {letter: letter for letter in letters}
     carried: dict[str, int] = {}
     if axes is None:
@@ -206,9 +209,12 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object,
     if not isinstance(sizes, MappingABC):
         raise _error("Sizes", f"sizes must be a dict such as {{\"T\": 256}}, got {type(sizes).__name__}", "")
     for name, n in carried.items():
-        given = sizes.get(name, n)
-        if given != n:
-            raise _error("Sizes", f"axis {name} has size {n}, but sizes give it {given!r}", f"drop {name} from sizes")
+        extent = _size(name, sizes.get(name, n))
+        if extent > n or n % extent:
+            raise _error(
+                "Sizes", f"axis {name} has size {n}, so a tile of it cannot hold {extent} cells",
+                f"give {name} a size that divides {n}, or leave it out to search the whole axis",
+            )
     every = {**carried, **sizes}
     used = dict.fromkeys((*operands[0], *operands[1]))
     checked: dict[str, int] = {}
@@ -242,4 +248,5 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object,
         str(einsum), (wide(operands[0]), wide(operands[1])), wide(out_axes),
         {a: n for a, n in checked.items() if n > 1}, (*operands, out_axes), checked,
         stream_name, weight_name, accumulator, False,
+        {a: carried.get(a, n) for a, n in checked.items() if n > 1},
     )

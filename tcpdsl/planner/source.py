@@ -124,7 +124,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
-    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.sizes.items()]
+    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.declared.items()]
     stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
     lines = [
         '"""' + "\n".join(doc) + '\n"""',
