@@ -111,8 +111,24 @@ def test_the_command_line_names_axes(tmp_path: Path, capsys: pytest.CaptureFixtu
     out = capsys.readouterr().out
     assert out.startswith('plans for "h,wh->w" (H=1024, Wp=8192)')
     assert 'Wp = tcp.axis("Wp", 8192)' in (folder / "plan_1.py").read_text()
-    assert main(["plan", "h,wh->w", "H=1024", "Wp=8192", "--axis", "w"]) == 2
-    assert "--axis: expected LETTER=NAME, e.g. w=Wp, got 'w'" in capsys.readouterr().err
+    assert main(["plan", "h,wh->w", "H=64", "Wp=1024", "--axis", "w=Wp:4096", "--top", "1", "--emit", str(folder)]) == 0
+    assert capsys.readouterr().out.startswith('plans for "h,wh->w" (H=64, Wp=1024 of 4096)')
+    assert 'Wp = tcp.axis("Wp", 4096)' in (folder / "plan_1.py").read_text()
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        ("w", "--axis: expected LETTER=NAME or LETTER=NAME:SIZE, e.g. w=Wp or w=Wp:4096, got 'w'"),
+        ("w=Wp:x", "got 'w=Wp:x'"),
+        ("w=Wp:0", "got 'w=Wp:0'"),
+        ("w=wp:4096", "--axis: [mapping] InvalidAxisName: axis name 'wp' is not an identifier"),
+    ],
+)
+def test_the_command_line_refuses_bad_axis_names(given: str, words: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "h,wh->w", "H=64", "Wp=1024", "--axis", given]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("tcpdsl plan: ") and words in err
 
 
 def test_a_plan_for_a_tile_of_an_axis_object_runs_on_every_tile() -> None:

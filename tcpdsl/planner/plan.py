@@ -87,8 +87,7 @@ class Plan:
         kernel = self.name if name is None else name
         p = self.problem
         check_kernel_name(kernel, p)
-        sizes = ", ".join(f"{a}={n}" + _of(p.declared[a], n) for a, n in p.sizes.items())
-        headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
+        headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes_text(p)}), found by tcp.search.'
         return module_source(p, self.chain, kernel, headline)
 
     def _kernel_module(self) -> types.ModuleType:
@@ -131,8 +130,11 @@ class Plan:
         )
 
 
-def _of(declared: int, size: int) -> str:
-    return f" of {declared}" if declared != size else ""
+def sizes_text(problem: Problem) -> str:
+    """``H=64, Wp=1024 of 4096``: every axis' size, and the declared size of an axis searched as a tile."""
+    return ", ".join(
+        f"{a}={n}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "") for a, n in problem.sizes.items()
+    )
 
 
 def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
