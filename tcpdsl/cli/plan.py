@@ -111,7 +111,7 @@ def render(plans: Plans, emitted: list[Path]) -> str:
 
 def execute(args: argparse.Namespace) -> int:
     try:
-        sizes = parse_axes(",".join(args.sizes))
+        sizes = parse_axes(",".join(args.sizes), "sizes")
         fixed = _fixed(args.fix)
         names = _names(args.axis)
     except AxesError as error:
