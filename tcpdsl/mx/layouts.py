@@ -56,6 +56,8 @@ def zn_layout(index: npt.NDArray[Any], c0: SupportsIndex = INDEX_C0) -> npt.NDAr
     width = as_int(c0)
     if width is None or width <= 0:
         raise LayoutError(LAYOUT_STAGE, "FractalWidth", f"zn_layout: c0 must be a positive integer, got {c0!r}")
+    if width > np.iinfo(np.intp).max:
+        raise LayoutError(LAYOUT_STAGE, "FractalWidth", f"zn_layout: c0 {width} exceeds the largest array extent")
     p = _padded(index, "zn_layout", width, FRACTAL)
     *batch, rows, cols = p.shape
     tiles = p.reshape(*batch, rows // width, width, cols // FRACTAL, FRACTAL)
@@ -97,7 +99,16 @@ def _padded(x: npt.NDArray[Any], name: str, row_tile: int, col_tile: int) -> npt
         shape = x.shape if isinstance(x, np.ndarray) else type(x).__name__
         raise LayoutError(LAYOUT_STAGE, "MatrixRank", f"{name} needs a matrix with optional leading batch axes, got {shape}")
     *batch, rows, cols = x.shape
-    out = np.zeros((*batch, _ceil(rows, row_tile) * row_tile, _ceil(cols, col_tile) * col_tile), dtype=x.dtype)
+    padded = (*batch, _ceil(rows, row_tile) * row_tile, _ceil(cols, col_tile) * col_tile)
+    try:
+        out = np.zeros(padded, dtype=x.dtype)
+    except (ValueError, MemoryError):  # numpy refuses the shape, or memory cannot hold it
+        raise LayoutError(
+            LAYOUT_STAGE, "PaddedTooLarge",
+            f"{name}: a matrix of shape {x.shape} padded to whole {row_tile} x {col_tile} fractals has shape {padded}, "
+            "more than memory holds",
+            hint="use the fractal width the hardware uses (c0=8 for index bytes, 32 for int8 data)",
+        ) from None
     out[..., :rows, :cols] = x
     return out
 

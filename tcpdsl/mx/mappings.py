@@ -204,7 +204,7 @@ def _layout(batch: tuple[int, ...], names: tuple[str, str], extents: tuple[int, 
 
 
 def _split(shape: Sequence[SupportsIndex], name: str) -> tuple[tuple[int, ...], tuple[int, int]]:
-    dims = tuple(shape) if isinstance(shape, (Sequence, np.ndarray)) else (shape,)
+    dims = tuple(shape) if isinstance(shape, Sequence) or (isinstance(shape, np.ndarray) and shape.ndim) else (shape,)
     if len(dims) < 2 or any(isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d <= 0 for d in dims):
         raise LayoutError(
             MAPPING_LAYOUT_STAGE,
