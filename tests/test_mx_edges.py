@@ -119,7 +119,7 @@ def test_numpy_integers_work_wherever_ints_do() -> None:
         (lambda: scale_b_from_nd(scale_b_nd(np.zeros((4, 3), np.uint8)), "1"),  # type: ignore[arg-type]
          "[mx.gm] ScaleCount: scale_b_from_nd: the scale count must be an integer, got '1'"),
         (lambda: zn_mapping((8, 8), c0=np.int64(0)), "[mx.mapping] FractalWidth: zn_mapping: c0 must be a positive integer"),
-        (lambda: zn_mapping(np.array(5)), "[mx.mapping] LayoutShape: zn_mapping needs a shape of two or more positive sizes"),
+        (lambda: zn_mapping(np.array(5)), "[mx.mapping] LayoutShape: zn_mapping needs a shape of two or more positive sizes"),  # type: ignore[arg-type]
         (lambda: zn_layout(np.zeros((0, 3)), c0=10**30), "[mx.layout] FractalWidth: zn_layout: c0 1000000000000000000000000000000 exceeds"),
         (lambda: zn_layout(np.zeros((2, 3)), c0=2**62), "[mx.layout] PaddedTooLarge: zn_layout: a matrix of shape (2, 3) padded to whole"),
     ],
