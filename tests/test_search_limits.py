@@ -43,10 +43,20 @@ def _stopped_by_budget(result: object) -> bool:
 
 @pytest.mark.parametrize("budget", [0.5, 2.0])
 def test_the_budget_bounds_a_search_over_many_kept_axes(budget: float) -> None:
-    sizes = {a: 30 for a in "ABCDEFGH"} | {"K": 64}  # 8 kept axes of 2*3*5: millions of grids
-    result, seconds = _timed(lambda: tcp.search(EIGHT_AXES, sizes, budget=budget, progress=False))
+    sizes = {a: 30 for a in "ABCDEFGH"} | {"K": 32}  # 8 kept axes of 2*3*5: 84494 spreads, each with many grids
+    result, seconds = _timed(lambda: tcp.search("abcdefgk,hk->abcdefgh", sizes, budget=budget, progress=False))
     assert _stopped_by_budget(result)
     assert seconds < budget + SLACK
+
+
+def test_weights_no_device_can_hold_are_refused_before_any_grid_is_tried() -> None:
+    sizes = {a: 30 for a in "ABCDEFGH"} | {"K": 64}  # 30**4 * 64 bf16 weights: 198 KiB per slice at best
+    result, seconds = _timed(lambda: tcp.search(EIGHT_AXES, sizes, budget=30))
+    assert seconds < 0.5
+    assert isinstance(result, tcp.LayoutError) and (result.stage, result.rule) == ("to_trf", "ExceedsCapacity")
+    assert result.detail.startswith(
+        "no layout of the TRF holds the weights: 103680000 bytes of bf16 weights cannot be spread over 512 slices"
+    )
 
 
 def test_the_budget_bounds_a_26_letter_einsum() -> None:

@@ -11,7 +11,7 @@ from typing import Any, Final, Literal, SupportsIndex
 from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Settings, run
-from tcpdsl.planner.failure import no_plan
+from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
@@ -65,7 +65,10 @@ def search(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
-    problems = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    problems = [p for p in oriented if not weights_overflow(p, settings)]
+    if not problems:  # said at once: the search would try every grid in vain
+        raise capacity_error(oriented[0], settings)
     outcome = run(problems, settings, Progress(progress))
     if not outcome.found:
         raise no_plan(problems[0], outcome, settings)

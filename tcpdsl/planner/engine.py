@@ -10,6 +10,7 @@ search earlier with the best plans found so far.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -112,9 +113,11 @@ class _Search:
     def visit(self) -> bool:
         """Visit the spreads best bound first; False when the budget ran out."""
         machine = self.settings.machine
-        self.work = sorted(
-            ((p, s) for p in self.problems for s in spreads(p, machine, self.clock)), key=lambda ps: ps[1].order
-        )
+        # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
+        orientations = [[(p, s) for s in spreads(p, machine, self.clock)] for p in self.problems]
+        self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
+        if self.out_of_time():
+            return False
         for index, (problem, spread) in enumerate(self.work):
             worst = self.worst
             if worst is not None and spread.bound > worst[0]:

@@ -205,16 +205,21 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
 
 def spreads(problem: Problem, machine: Machine, clock: Clock) -> list[Spread]:
     """Every per-slice size of the kept axes the device can spread, in visiting order."""
+    weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
+    stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
     for local in _local_choices(problem, machine.chips * machine.slices, clock):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
+        volume, kept = prod(cells.values()), prod(local.values())
+        lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
+        packet = min(2 * problem.flit, prod(cells[a] for a in stream_axes))
         found.append(Spread(
             tuple(local.items()),
             prod(problem.sizes[a] // n for a, n in local.items()),
-            _grid_bound(problem, local),
-            prod(cells[a] for a in problem.weight_axes),
-            prod(cells.values()),
-            prod(local.values()),
+            _grid_bound(problem.stream_dtype, volume, lanes * packet, kept),
+            prod(cells[a] for a in weight_axes),
+            volume,
+            kept,
         ))
     found.sort(key=lambda s: s.order)
     return found
@@ -230,13 +235,9 @@ def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, 
     return None
 
 
-def _grid_bound(problem: Problem, local: dict[str, int]) -> int:
-    """No plan on this grid beats full lanes and full packets over its per-slice volume, nor
-    emits its result cells faster than one output packet a cycle."""
-    whole = {a: problem.sizes[a] for a in problem.with_role(Role.CONTRACTED)}
-    cells = {**local, **whole}
-    volume = prod(cells.values())
-    lanes = min(MAX_LANES, prod(cells[a] for a in problem.with_role(Role.WEIGHT)))
-    packet = min(2 * problem.flit, prod(cells[a] for a in problem.stream_axes))
-    outputs = -(-prod(local.values()) // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-    return cycles_bound(problem.stream_dtype, -(-volume // (lanes * packet)), lane_packets=outputs)
+def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int) -> int:
+    """No plan on a grid whose slices walk ``volume`` cells beats full lanes and full packets
+    (``per_packet`` cells an Outer step), nor emits its ``kept`` result cells faster than one
+    output packet a cycle."""
+    outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
+    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs)
