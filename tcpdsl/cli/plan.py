@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from tcpdsl.cli.explain import AxesError, parse_axes
 from tcpdsl.algebra import Axis
+from tcpdsl.cli.explain import AxesError, parse_axes
 from tcpdsl.cli.report import table
 from tcpdsl.errors import TcpError
 from tcpdsl.planner import Plan, Plans, search

@@ -103,11 +103,12 @@ def apply_mapping(mapping: Mapping, axes: Sequence[str], source: npt.NDArray[Any
     if decoded is None:
         return _apply_by_cells(mapping, axes, source, fill)
     coords, live = decoded
+    extents = dict(zip(axes, source.shape))
+    outside = np.zeros(mapping.size, dtype=np.bool_)
     for name, values in coords.items():
-        extent = dict(zip(axes, source.shape)).get(name, 1)
-        outside = live & (values >= extent)
-        if outside.any():
-            _outside(mapping, int(np.argmax(outside)), axes, source)
+        outside |= live & (values >= extents.get(name, 1))
+    if outside.any():
+        _outside(mapping, int(np.argmax(outside)), axes, source)  # the first such cell, as a walk meets it
     out = np.empty(mapping.size, dtype=source.dtype)
     at = tuple(coords[name][live] if name in coords else 0 for name in axes)
     out[live] = source[at]
