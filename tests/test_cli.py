@@ -123,6 +123,7 @@ def test_explain_layout_error_names_rule_and_hint(capsys: pytest.CaptureFixture[
     [
         ("A=x", "--axes: expected NAME=SIZE with a positive integer size, got 'A=x'"),
         ("A=0", "--axes: expected NAME=SIZE with a positive integer size, got 'A=0'"),
+        ("A=①", "--axes: expected NAME=SIZE with a positive integer size, got 'A=①'"),
         ("A=2,A=3", "--axes: axis A is given twice"),
     ],
 )

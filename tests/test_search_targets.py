@@ -127,6 +127,8 @@ def test_plan_json_and_emit_agree(tmp_path: Path, capsys: pytest.CaptureFixture[
     ("argv", "status", "words"),
     [
         (["plan", "ab,cb->ac", "A=32", "B=x"], 2, "NAME=SIZE"),
+        (["plan", "th,lh->tl", "T=²", "H=32", "L=8"], 2, "sizes: expected NAME=SIZE with a positive integer size, got 'T=²'"),
+        (["plan", "th,lh->tl", "T=8", "H=32", "L=8", "T=9"], 2, "sizes: axis T is given twice"),
         (["plan", "ab,cb->ac", "A=32", "B=32", "C=8", "--fix", "Cluster"], 2, "NAME=MAPPING"),
         (["plan", "ab,cb->ac", "A=32", "B=32", "C=8", "--fix", "mode=diagonal"], 2, "Interleaved or Sequential"),
         (["plan", "ab,cb->ac", "A=32", "B=32"], 1, "[search] Sizes: axis C"),

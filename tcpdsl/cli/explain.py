@@ -31,16 +31,17 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--rows", type=int, default=64, metavar="N", help="elide the middle past N rows (default 64)")
 
 
-def parse_axes(text: str) -> dict[str, int]:
-    """``"A=32,B=64"`` → ``{"A": 32, "B": 64}``."""
+def parse_axes(text: str, option: str = "--axes") -> dict[str, int]:
+    """``"A=32,B=64"`` → ``{"A": 32, "B": 64}``; errors name ``option``, where the text came from."""
     sizes: dict[str, int] = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, eq, value = item.partition("=")
-        name = name.strip()
-        if not eq or not name or not value.strip().isdigit() or int(value) <= 0:
-            raise AxesError(f"--axes: expected NAME=SIZE with a positive integer size, got {item!r}")
+        name, value = name.strip(), value.strip()
+        # isdigit alone takes digits such as ① or ², which int() refuses
+        if not eq or not name or not (value.isascii() and value.isdigit()) or int(value) <= 0:
+            raise AxesError(f"{option}: expected NAME=SIZE with a positive integer size, got {item!r}")
         if name in sizes:
-            raise AxesError(f"--axes: axis {name} is given twice")
+            raise AxesError(f"{option}: axis {name} is given twice")
         sizes[name] = int(value)
     return sizes
 

@@ -12,10 +12,12 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
+from tcpdsl.algebra import Axis
 from tcpdsl.cli.explain import AxesError, parse_axes
 from tcpdsl.harness.report import table
 from tcpdsl.errors import TcpError
 from tcpdsl.planner import Plan, Plans, search
+from tcpdsl.planner.plan import sizes_text
 from tcpdsl.tensors.device import Topology
 from tcpdsl.verify import ACCUMULATOR, BITS, LaneMode
 
@@ -39,6 +41,9 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--streamed", choices=ORIENTATIONS, default="first", help="which operand streams (default first)")
     parser.add_argument("--fix", action="append", default=[], metavar="NAME=MAPPING",
                         help='fix a layout, e.g. --fix "Cluster=1 # 2" (Chip, Cluster, Slice, Lane, mode)')
+    parser.add_argument("--axis", action="append", default=[], metavar="LETTER=NAME",
+                        help="name an einsum letter's axis, e.g. --axis w=Wp (then give Wp=SIZE); "
+                        "w=Wp:4096 declares Wp with 4096 cells, so that Wp=1024 is a tile of it")
     parser.add_argument("--chips", type=int, default=1, metavar="N", help="chips of the device (default 1)")
     parser.add_argument("--pes", type=int, default=8, metavar="N", help="processing elements per chip (default 8)")
     parser.add_argument("--emit", type=Path, metavar="DIR", help="write each plan as DIR/<name>_<rank>.py")
@@ -63,6 +68,23 @@ def _fixed(items: list[str]) -> dict[str, str | LaneMode]:
     return fixed
 
 
+def _names(items: list[str]) -> dict[str, str | Axis[Any, Any]]:
+    """``w=Wp`` names letter w's axis Wp; ``w=Wp:4096`` declares Wp with 4096 cells, so that its
+    size among the sizes may be a tile of it."""
+    names: dict[str, str | Axis[Any, Any]] = {}
+    for item in items:
+        letter, eq, name = (part.strip() for part in item.partition("="))
+        name, colon, size = (part.strip() for part in name.partition(":"))
+        whole = size.isascii() and size.isdigit() and int(size) > 0
+        if not eq or not letter or not name or (colon and not whole):
+            raise AxesError(f"--axis: expected LETTER=NAME or LETTER=NAME:SIZE, e.g. w=Wp or w=Wp:4096, got {item!r}")
+        try:
+            names[letter] = Axis(name, int(size)) if colon else name
+        except TcpError as error:
+            raise AxesError(f"--axis: {error}") from None
+    return names
+
+
 def _row(plan: Plan) -> tuple[str, ...]:
     t = plan.layouts
     return (
@@ -75,8 +97,10 @@ def _row(plan: Plan) -> tuple[str, ...]:
 def render(plans: Plans, emitted: list[Path]) -> str:
     """The ranked table, the search's effort, and the files written."""
     first = plans[0].problem
-    sizes = ", ".join(f"{a}={n}" for a, n in first.sizes.items())
-    lines = [f'plans for "{first.einsum}" ({sizes}), {first.stream_dtype} x {first.weight_dtype} -> {first.accumulator}']
+    lines = [
+        f'plans for "{first.einsum}" ({sizes_text(first)}), {first.stream_dtype} x {first.weight_dtype} -> '
+        f"{first.accumulator}"
+    ]
     header = ("#", "cycles", "MAC util", "accumulator", "Chip", "Cluster", "Slice", "Time | Packet", "Lane | Element", "mode")
     lines += table([header, *map(_row, plans)], frozenset({0, 1, 2, 3}))
     state = "space exhausted" if plans.exhausted else "stopped by the time budget: better plans may exist"
@@ -87,8 +111,9 @@ def render(plans: Plans, emitted: list[Path]) -> str:
 
 def execute(args: argparse.Namespace) -> int:
     try:
-        sizes = parse_axes(",".join(args.sizes))
+        sizes = parse_axes(",".join(args.sizes), "sizes")
         fixed = _fixed(args.fix)
+        names = _names(args.axis)
     except AxesError as error:
         print(f"tcpdsl plan: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -96,7 +121,7 @@ def execute(args: argparse.Namespace) -> int:
         plans = search(
             args.einsum, sizes, stream=args.dtype, weights=args.weights or args.dtype, top=args.top,
             streamed=args.streamed, fixed=fixed, topology=Topology(chips=args.chips, pes=args.pes),
-            budget=args.budget, progress=True if args.progress else None,
+            budget=args.budget, progress=True if args.progress else None, axes=names,
         )
         emitted = _emit(plans, args.emit, args.name) if args.emit is not None else []
     except TcpError as error:

@@ -95,8 +95,7 @@ def element_format(name: str) -> ElementFormat:
 def e8m0_decode(codes: npt.ArrayLike) -> npt.NDArray[np.float64]:
     """The value of each E8M0 code: ``2**(code - 127)``, NaN for 255."""
     c = _codes(codes)
-    out = np.ldexp(1.0, c.astype(np.int32) - E8M0_BIAS)
-    out[c == E8M0_NAN] = np.nan
+    out: npt.NDArray[np.float64] = np.where(c == E8M0_NAN, np.nan, np.ldexp(1.0, c.astype(np.int32) - E8M0_BIAS))
     return out
 
 

@@ -15,12 +15,13 @@ An odd S is padded with a zero code column to make whole 16-bit words.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
+from tcpdsl.mx.integers import as_int
 
 GM_STAGE: Final = "mx.gm"
 
@@ -31,11 +32,11 @@ def scale_a_dn(scale_a: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.ascontiguousarray(np.swapaxes(pairs, -3, -2))
 
 
-def scale_a_from_dn(buf: npt.NDArray[Any], s: int) -> npt.NDArray[Any]:
+def scale_a_from_dn(buf: npt.NDArray[Any], s: SupportsIndex) -> npt.NDArray[Any]:
     """Inverse of :func:`scale_a_dn`: the first ``s`` scale columns of a [S/2][M][2] buffer."""
-    words = _words(buf, "scale_a_from_dn", s)
+    words, count = _words(buf, "scale_a_from_dn", s)
     *batch, half, m, _ = words.shape
-    return np.ascontiguousarray(np.swapaxes(words, -3, -2)).reshape(*batch, m, 2 * half)[..., :s]
+    return np.ascontiguousarray(np.swapaxes(words, -3, -2)).reshape(*batch, m, 2 * half)[..., :count]
 
 
 def scale_b_nd(scale_b: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -44,11 +45,11 @@ def scale_b_nd(scale_b: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.ascontiguousarray(np.swapaxes(pairs, -3, -2))
 
 
-def scale_b_from_nd(buf: npt.NDArray[Any], s: int) -> npt.NDArray[Any]:
+def scale_b_from_nd(buf: npt.NDArray[Any], s: SupportsIndex) -> npt.NDArray[Any]:
     """Inverse of :func:`scale_b_nd`: the first ``s`` scale rows of a [S/2][N][2] buffer."""
-    words = _words(buf, "scale_b_from_nd", s)
+    words, count = _words(buf, "scale_b_from_nd", s)
     *batch, half, n, _ = words.shape
-    return np.ascontiguousarray(np.swapaxes(words, -1, -2).reshape(*batch, 2 * half, n)[..., :s, :])
+    return np.ascontiguousarray(np.swapaxes(words, -1, -2).reshape(*batch, 2 * half, n)[..., :count, :])
 
 
 def scale_b_dn(scale_b: npt.NDArray[Any]) -> npt.NDArray[Any]:
@@ -71,10 +72,14 @@ def _matrix(x: npt.NDArray[Any], name: str) -> npt.NDArray[Any]:
     return x
 
 
-def _words(buf: npt.NDArray[Any], name: str, s: int) -> npt.NDArray[Any]:
+def _words(buf: npt.NDArray[Any], name: str, s: object) -> tuple[npt.NDArray[Any], int]:
+    """The paired buffer and the number of scale codes to read from it."""
     if not isinstance(buf, np.ndarray) or buf.ndim < 3 or buf.shape[-1] != 2:
         shape = buf.shape if isinstance(buf, np.ndarray) else type(buf).__name__
         raise LayoutError(GM_STAGE, "PairedShape", f"{name} needs a (..., S/2, rows, 2) buffer, got {shape}")
-    if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s <= 2 * buf.shape[-3]:
-        raise LayoutError(GM_STAGE, "ScaleCount", f"{name}: {s} scale codes do not fit in {buf.shape[-3]} code pairs")
-    return buf
+    count = as_int(s)
+    if count is None:
+        raise LayoutError(GM_STAGE, "ScaleCount", f"{name}: the scale count must be an integer, got {s!r}")
+    if not 0 <= count <= 2 * buf.shape[-3]:
+        raise LayoutError(GM_STAGE, "ScaleCount", f"{name}: {count} scale codes do not fit in {buf.shape[-3]} code pairs")
+    return buf, count

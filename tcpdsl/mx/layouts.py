@@ -18,12 +18,13 @@ Sections: Zz docs/block-formats.md §3, Nn §4, Zn §5.3.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
+from tcpdsl.mx.integers import as_int
 
 LAYOUT_STAGE: Final = "mx.layout"
 FRACTAL: Final = 16  # rows of every fractal (M0 for Zz, N0 for Nn and Zn)
@@ -47,47 +48,50 @@ def nn_layout(scale_b: npt.NDArray[Any]) -> npt.NDArray[Any]:
     return np.ascontiguousarray(_move_last4(tiles, (2, 0, 3, 1)))
 
 
-def zn_layout(index: npt.NDArray[Any], c0: int = INDEX_C0) -> npt.NDArray[Any]:
+def zn_layout(index: npt.NDArray[Any], c0: SupportsIndex = INDEX_C0) -> npt.NDArray[Any]:
     """A (..., R, N) matrix stored K-major in (16, c0) fractals: shape (..., ceil(R/c0), ceil(N/16), 16, c0).
 
     ``c0=8`` lays out packed 2-bit index bytes (128-byte fractals); ``c0=32`` the dense int8 B.
     """
-    if isinstance(c0, bool) or not isinstance(c0, int) or c0 <= 0:
+    width = as_int(c0)
+    if width is None or width <= 0:
         raise LayoutError(LAYOUT_STAGE, "FractalWidth", f"zn_layout: c0 must be a positive integer, got {c0!r}")
-    p = _padded(index, "zn_layout", c0, FRACTAL)
+    if width > np.iinfo(np.intp).max:
+        raise LayoutError(LAYOUT_STAGE, "FractalWidth", f"zn_layout: c0 {width} exceeds the largest array extent")
+    p = _padded(index, "zn_layout", width, FRACTAL)
     *batch, rows, cols = p.shape
-    tiles = p.reshape(*batch, rows // c0, c0, cols // FRACTAL, FRACTAL)
+    tiles = p.reshape(*batch, rows // width, width, cols // FRACTAL, FRACTAL)
     return np.ascontiguousarray(_move_last4(tiles, (0, 2, 3, 1)))
 
 
-def zz_offset(m: int, k: int, s: int) -> int:
+def zz_offset(m: SupportsIndex, k: SupportsIndex, s: SupportsIndex) -> int:
     """Byte offset of scaleA[m, k] in the Zz buffer of a matrix with ``s`` scale columns."""
-    m, k, s = _naturals("zz_offset", m=m, k=k, s=s)
-    return ((m // FRACTAL) * _ceil(s, SCALE_K0) + k // SCALE_K0) * 32 + (m % FRACTAL) * SCALE_K0 + k % SCALE_K0
+    row, col, cols = _naturals("zz_offset", m=m, k=k, s=s)
+    return ((row // FRACTAL) * _ceil(cols, SCALE_K0) + col // SCALE_K0) * 32 + (row % FRACTAL) * SCALE_K0 + col % SCALE_K0
 
 
-def nn_offset(k: int, n: int, s: int) -> int:
+def nn_offset(k: SupportsIndex, n: SupportsIndex, s: SupportsIndex) -> int:
     """Byte offset of scaleB[k, n] in the Nn buffer of a matrix with ``s`` scale rows."""
-    k, n, s = _naturals("nn_offset", k=k, n=n, s=s)
-    return zz_offset(n, k, s)
+    row, col, rows = _naturals("nn_offset", k=k, n=n, s=s)
+    return zz_offset(col, row, rows)
 
 
-def zn_offset(row: int, n: int, n_cols: int, c0: int = INDEX_C0) -> int:
+def zn_offset(row: SupportsIndex, n: SupportsIndex, n_cols: SupportsIndex, c0: SupportsIndex = INDEX_C0) -> int:
     """Offset of element [row, n] in the Zn buffer of a matrix with ``n_cols`` columns."""
-    row, n, n_cols, c0 = _naturals("zn_offset", row=row, n=n, n_cols=n_cols, c0=c0)
-    if c0 == 0:
+    r, col, cols, width = _naturals("zn_offset", row=row, n=n, n_cols=n_cols, c0=c0)
+    if width == 0:
         raise LayoutError(LAYOUT_STAGE, "TileSize", "zn_offset needs a positive c0", hint=f"the Zn tile is {INDEX_C0} rows")
-    return ((row // c0) * _ceil(n_cols, FRACTAL) + n // FRACTAL) * FRACTAL * c0 + (n % FRACTAL) * c0 + row % c0
+    return ((r // width) * _ceil(cols, FRACTAL) + col // FRACTAL) * FRACTAL * width + (col % FRACTAL) * width + r % width
 
 
-def index_position(k: int, n: int, n_cols: int) -> tuple[int, int]:
+def index_position(k: SupportsIndex, n: SupportsIndex, n_cols: SupportsIndex) -> tuple[int, int]:
     """``(byte, shift)`` of the 2-bit index of dense position ``k``, column ``n`` in the Zn buffer.
 
     The index value is ``(buf[byte] >> shift) & 3``; ``4*byte + shift//2`` is the Zn offset of the
     dense int8 element it belongs to.
     """
-    k, n, n_cols = _naturals("index_position", k=k, n=n, n_cols=n_cols)
-    return zn_offset(k // 4, n, n_cols), 2 * (k % 4)
+    position, col, cols = _naturals("index_position", k=k, n=n, n_cols=n_cols)
+    return zn_offset(position // 4, col, cols), 2 * (position % 4)
 
 
 def _padded(x: npt.NDArray[Any], name: str, row_tile: int, col_tile: int) -> npt.NDArray[Any]:
@@ -95,7 +99,16 @@ def _padded(x: npt.NDArray[Any], name: str, row_tile: int, col_tile: int) -> npt
         shape = x.shape if isinstance(x, np.ndarray) else type(x).__name__
         raise LayoutError(LAYOUT_STAGE, "MatrixRank", f"{name} needs a matrix with optional leading batch axes, got {shape}")
     *batch, rows, cols = x.shape
-    out = np.zeros((*batch, _ceil(rows, row_tile) * row_tile, _ceil(cols, col_tile) * col_tile), dtype=x.dtype)
+    padded = (*batch, _ceil(rows, row_tile) * row_tile, _ceil(cols, col_tile) * col_tile)
+    try:
+        out = np.zeros(padded, dtype=x.dtype)
+    except (ValueError, MemoryError):  # numpy refuses the shape, or memory cannot hold it
+        raise LayoutError(
+            LAYOUT_STAGE, "PaddedTooLarge",
+            f"{name}: a matrix of shape {x.shape} padded to whole {row_tile} x {col_tile} fractals has shape {padded}, "
+            "more than memory holds",
+            hint="use the fractal width the hardware uses (c0=8 for index bytes, 32 for int8 data)",
+        ) from None
     out[..., :rows, :cols] = x
     return out
 
@@ -109,12 +122,13 @@ def _naturals(function: str, **values: object) -> tuple[int, ...]:
     """The arguments of an offset function as ints, each a whole number >= 0, or a LayoutError."""
     out = []
     for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        number = as_int(value)
+        if number is None or number < 0:
             raise LayoutError(
                 LAYOUT_STAGE, "Coordinate", f"{function} takes whole numbers >= 0, got {name}={value!r}",
                 hint="pass row/column indices and extents as non-negative ints",
             )
-        out.append(int(value))
+        out.append(number)
     return tuple(out)
 
 

@@ -10,6 +10,7 @@ FP4 and FP8 with FP8, and has neither FP6 nor INT8. Leading batch axes broadcast
 
 from __future__ import annotations
 
+from math import prod
 from typing import Final
 
 import numpy as np
@@ -21,6 +22,10 @@ from tcpdsl.mx.formats import read_array
 from tcpdsl.mx.quantize import dequantize
 
 MATMUL_STAGE: Final = "mx.matmul"
+SUM_BYTES: Final = 8  # every result cell is summed in float64
+# Sums past this many bytes are refused before numpy tries to allocate them; below it, numpy's own
+# MemoryError is turned into the same refusal.
+MAX_SUM_BYTES: Final = 2**40
 
 
 def matmul(a: MxArray, b: MxArray, bias: npt.ArrayLike | None = None) -> npt.NDArray[np.float32]:
@@ -50,16 +55,38 @@ def matmul(a: MxArray, b: MxArray, bias: npt.ArrayLike | None = None) -> npt.NDA
         raise LayoutError(MATMUL_STAGE, "ReductionMismatch", f"a is {a.shape} and b is {b.shape}: K differs ({a.shape[-1]} vs {b.shape[-2]})")
     batch = _batch(a.shape[:-2], b.shape[:-2])
     rows = (*batch, a.shape[-2], b.shape[-1])
+    row = _bias_row(bias, rows) if bias is not None else None
+    if SUM_BYTES * prod(rows) > MAX_SUM_BYTES:
+        raise _too_large(a, b, rows)
     lhs, rhs = dequantize(a, np.float64), dequantize(b, np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if rhs.ndim == 2:  # one weight for every batch: a single GEMM, about twice numpy's stacked matmul
-            acc = (lhs.reshape(-1, lhs.shape[-1]) @ rhs).reshape(rows)
-        else:
-            acc = np.matmul(lhs, rhs)
-        if bias is not None:
-            acc = acc + _bias_row(bias, rows)
-        out: npt.NDArray[np.float32] = acc.astype(np.float32)
+    try:
+        with np.errstate(over="ignore", invalid="ignore"):
+            if rhs.ndim == 2:  # one weight for every batch: a single GEMM, about twice numpy's stacked matmul
+                # the row count is explicit: with K = 0 a -1 could not be inferred
+                acc = (lhs.reshape(prod(lhs.shape[:-1]), lhs.shape[-1]) @ rhs).reshape(rows)
+            else:
+                acc = np.matmul(lhs, rhs)
+            if row is not None:
+                acc = acc + row
+            out: npt.NDArray[np.float32] = acc.astype(np.float32)
+    except MemoryError:
+        raise _too_large(a, b, rows) from None
     return out
+
+
+def _too_large(a: MxArray, b: MxArray, rows: tuple[int, ...]) -> LayoutError:
+    """The product does not fit in memory: say how much it needs (float64 sums, then the float32 result)."""
+    cells = prod(rows)
+    return LayoutError(
+        MATMUL_STAGE, "ResultTooLarge",
+        f"a {a.shape} times b {b.shape} is {rows}: its {cells} float64 sums need {_gib(SUM_BYTES * cells)} GiB "
+        f"(and {_gib(4 * cells)} GiB for the float32 result), more memory than this machine gives",
+        hint="split the batch axes and multiply one slice of them at a time",
+    )
+
+
+def _gib(size: int) -> str:
+    return f"{size / 2**30:.1f}"
 
 
 def _batch(left: tuple[int, ...], right: tuple[int, ...]) -> tuple[int, ...]:

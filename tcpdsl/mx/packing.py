@@ -7,7 +7,7 @@ packings put the element with the lower index in the less significant bits (docs
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Final, SupportsIndex
 
 import ml_dtypes
 import numpy as np
@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.mx.formats import read_array
+from tcpdsl.mx.integers import as_int
 
 PACK_STAGE: Final = "mx.pack"
 _FP4: Final = np.dtype(ml_dtypes.float4_e2m1fn)
@@ -53,32 +54,37 @@ def unpack_fp4x2(packed: npt.ArrayLike) -> npt.NDArray[np.generic]:
     return out.view(_FP4)
 
 
-def pack_uint2(indices: npt.ArrayLike, axis: int = 0) -> npt.NDArray[np.uint8]:
+def pack_uint2(indices: npt.ArrayLike, axis: SupportsIndex = 0) -> npt.NDArray[np.uint8]:
     """Pack 2-bit values four to a byte along ``axis``, the first in the least significant bits.
 
     ``[1, 2, 0, 1]`` packs to ``0x49``. A length that is not a multiple of 4 is padded with zeros.
     """
     values = _uint2_values(indices)
-    moved = np.moveaxis(values, _axis(axis, values.shape), 0)
+    at = _axis(axis, values.shape)
+    moved = np.moveaxis(values, at, 0)
     length = moved.shape[0]
     padded = np.zeros((-(-length // 4) * 4, *moved.shape[1:]), dtype=np.uint8)
     padded[:length] = moved
     packed = padded[0::4] | (padded[1::4] << 2) | (padded[2::4] << 4) | (padded[3::4] << 6)
-    return np.moveaxis(packed.astype(np.uint8), 0, axis)
+    return np.moveaxis(packed.astype(np.uint8), 0, at)
 
 
-def unpack_uint2(packed: npt.ArrayLike, length: int, axis: int = 0) -> npt.NDArray[np.uint8]:
+def unpack_uint2(packed: npt.ArrayLike, length: SupportsIndex, axis: SupportsIndex = 0) -> npt.NDArray[np.uint8]:
     """Inverse of :func:`pack_uint2`: the first ``length`` 2-bit values along ``axis``."""
     packed = read_array(packed, PACK_STAGE, "the packed indices")
     if packed.dtype != np.uint8:
         raise DtypeError(PACK_STAGE, "PackedDtype", f"packed indices must be uint8, got {packed.dtype}")
-    moved = np.moveaxis(packed, _axis(axis, packed.shape), 0)
-    if isinstance(length, bool) or not isinstance(length, int) or not 0 <= length <= 4 * moved.shape[0]:
-        raise LayoutError(PACK_STAGE, "PackedLength", f"{length} values do not fit in {moved.shape[0]} packed bytes")
+    at = _axis(axis, packed.shape)
+    moved = np.moveaxis(packed, at, 0)
+    count = as_int(length)
+    if count is None:
+        raise LayoutError(PACK_STAGE, "PackedLength", f"length must be an integer, got {length!r}")
+    if not 0 <= count <= 4 * moved.shape[0]:
+        raise LayoutError(PACK_STAGE, "PackedLength", f"{count} values do not fit in {moved.shape[0]} packed bytes")
     out = np.empty((4 * moved.shape[0], *moved.shape[1:]), dtype=np.uint8)
     for j in range(4):
         out[j::4] = (moved >> (2 * j)) & 3
-    return np.moveaxis(out[:length], 0, axis)
+    return np.moveaxis(out[:count], 0, at)
 
 
 def _uint2_values(raw: npt.ArrayLike) -> npt.NDArray[np.uint8]:
@@ -93,6 +99,9 @@ def _uint2_values(raw: npt.ArrayLike) -> npt.NDArray[np.uint8]:
 
 
 def _axis(axis: object, shape: tuple[int, ...]) -> int:
-    if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
-        raise LayoutError(PACK_STAGE, "AxisRange", f"axis {axis!r} is out of range for shape {shape}")
-    return axis
+    at = as_int(axis)
+    if at is None:
+        raise LayoutError(PACK_STAGE, "AxisType", f"axis must be an integer, got {axis!r}")
+    if not -len(shape) <= at < len(shape):
+        raise LayoutError(PACK_STAGE, "AxisRange", f"axis {at} is out of range for shape {shape}")
+    return at

@@ -20,7 +20,7 @@ range become infinite, so their block is NaN.
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -45,7 +45,7 @@ _INT8_LOW: Final[dict[str, int]] = {"symmetric": -127, "full": -128}
 
 
 def quantize(
-    x: npt.ArrayLike, axis: int, fmt: str = "e4m3", block: int = DEFAULT_BLOCK, *, int8_clamp: Int8Clamp = "symmetric"
+    x: npt.ArrayLike, axis: SupportsIndex, fmt: str = "e4m3", block: SupportsIndex = DEFAULT_BLOCK, *, int8_clamp: Int8Clamp = "symmetric"
 ) -> MxArray:
     """Quantize ``x`` to MX format ``fmt`` in blocks of ``block`` elements along ``axis``.
 

@@ -21,7 +21,7 @@ byte along K, first in the least significant bits.
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -68,7 +68,7 @@ def densify_2of4(b: npt.NDArray[Any], strict: bool = True) -> tuple[npt.NDArray[
     return dense, pack_uint2(indices, axis=0)
 
 
-def unpack_indices(index_bytes: npt.NDArray[np.uint8], k_half: int) -> npt.NDArray[np.uint8]:
+def unpack_indices(index_bytes: npt.NDArray[np.uint8], k_half: SupportsIndex) -> npt.NDArray[np.uint8]:
     """The (k_half, N) 2-bit indices of packed ``index_bytes``."""
     return unpack_uint2(index_bytes, k_half, axis=0)
 

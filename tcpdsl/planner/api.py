@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Mapping as MappingABC
-from typing import Final, Literal
+from numbers import Real
+from typing import Any, Final, Literal, SupportsIndex
 
-from tcpdsl.algebra import Mapping, parse
+from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Settings, run
-from tcpdsl.planner.failure import no_plan
+from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
+from tcpdsl.planner.source import check_axis_names
 from tcpdsl.tensors.device import Topology
 from tcpdsl.numerics.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
@@ -26,39 +29,46 @@ _ORIENTATIONS: Final[dict[str, tuple[bool, ...]]] = {"first": (False,), "second"
 
 def search(
     einsum: str,
-    sizes: MappingABC[str, int],
+    sizes: MappingABC[str, SupportsIndex],
     *,
     stream: type[Scalar] | str = bf16,
     weights: type[Scalar] | str = bf16,
-    top: int = 5,
+    top: SupportsIndex = 5,
     streamed: Streamed = "first",
     fixed: MappingABC[str, Mapping | str | LaneMode] | None = None,
     topology: Topology | None = None,
     budget: float = DEFAULT_BUDGET,
     progress: bool | None = None,
+    axes: MappingABC[str, str | Axis[Any, Any]] | None = None,
 ) -> Plans:
     """Up to ``top`` valid kernels for ``einsum`` (e.g. ``"th,lh->tl"``), fewest cycles first.
 
-    Each letter names the axis of the same letter in upper case; ``sizes`` gives them all.
+    Each letter names the axis of the same letter in upper case, unless ``axes`` names it:
+    ``axes={"w": "Wp"}`` or ``axes={"w": Wp}`` with an axis object (which brings its size).
+    ``sizes`` gives every axis by that name.
     ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
     layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
     ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
-    elements of a chip. The search stops after ``budget``
-    seconds with the best plans so far (``Plans.exhausted`` is then False). ``progress`` draws a
-    bar on stderr (default: when stderr is a terminal).
+    elements of a chip. The search stops after ``budget`` seconds of wall time with the best plans
+    so far (``Plans.exhausted`` is then False). ``progress`` draws a bar on stderr (default: when
+    stderr is a terminal).
 
     Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
     ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
     """
-    problem = make_problem(einsum, sizes, stream, weights)
+    problem = make_problem(einsum, sizes, stream, weights, axes)
+    check_axis_names(problem)
     settings = _settings(problem, top, fixed, topology, budget)
     if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
-    problems = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    problems = [p for p in oriented if not weights_overflow(p, settings)]
+    if not problems:  # said at once: the search would try every grid in vain
+        raise capacity_error(oriented[0], settings)
     outcome = run(problems, settings, Progress(progress))
     if not outcome.found:
         raise no_plan(problems[0], outcome, settings)
@@ -73,12 +83,10 @@ def _settings(
     topology: object,
     budget: object,
 ) -> Settings:
-    if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+    count = _positive_int(top)
+    if count is None:
         raise LayoutError(STAGE, "Option", f"top= must be a positive int, got {top!r}", hint="ask for e.g. top=5 plans")
-    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not math.isfinite(budget) or budget <= 0:
-        raise LayoutError(
-            STAGE, "Option", f"budget= must be a positive number of seconds, got {budget!r}", hint="e.g. budget=5.0"
-        )
+    seconds = _seconds(budget)
     if topology is None:
         topology = Topology()
     if not isinstance(topology, Topology):
@@ -87,7 +95,38 @@ def _settings(
     mode = pins.get("mode")
     modes = (mode,) if isinstance(mode, LaneMode) else (LaneMode.INTERLEAVED, LaneMode.SEQUENTIAL)
     grid = GridPins(*(_mapping(pins.get(k)) for k in ("Chip", "Cluster", "Slice")))
-    return Settings(top, float(budget), Machine(topology.chips, topology.pes), grid, _mapping(pins.get("Lane")), modes)
+    return Settings(count, seconds, Machine(topology.chips, topology.pes), grid, _mapping(pins.get("Lane")), modes)
+
+
+def _positive_int(value: object) -> int | None:
+    """``value`` as a positive int (numpy integers too), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        return None
+    return number if number > 0 else None
+
+
+def _seconds(budget: object) -> float:
+    """A positive budget in seconds; one too large for a float (or infinite) sets no limit."""
+    if not isinstance(budget, bool) and isinstance(budget, Real):
+        try:
+            seconds = float(budget)
+        except OverflowError:  # a number beyond every float: no limit if positive, else refused below
+            seconds = math.inf if isinstance(budget, int) and budget > 0 else math.nan
+        if seconds > 0:  # False for NaN
+            return seconds
+    raise LayoutError(
+        STAGE, "Option", f"budget= must be a positive number of seconds, got {_short(budget)}", hint="e.g. budget=5.0"
+    )
+
+
+def _short(value: object) -> str:
+    """``repr(value)``, cut short: a huge number should not flood the message."""
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:37]}..."
 
 
 def _mapping(value: Mapping | LaneMode | None) -> Mapping | None:
@@ -114,7 +153,7 @@ def _pins(problem: Problem, fixed: object) -> dict[str, Mapping | LaneMode]:
         elif isinstance(value, Mapping):
             pins[key] = value
         elif isinstance(value, str):
-            pins[key] = parse(value, problem.sizes)
+            pins[key] = parse(value, problem.declared)
         else:
             raise LayoutError(
                 STAGE, "Option", f"fixed {key} must be a mapping or its text, got {type(value).__name__}",

@@ -18,6 +18,7 @@ from itertools import product
 from math import prod
 
 from tcpdsl.algebra import PaddingKind
+from tcpdsl.planner.clock import Clock
 from tcpdsl.planner.grid import Grid
 from tcpdsl.planner.layout import Digit, Layout
 from tcpdsl.planner.problem import Problem, Role
@@ -82,7 +83,7 @@ def _pow2_divisors(n: int, limit: int) -> list[int]:
     return out
 
 
-def packings(problem: Problem, grid: Grid) -> Iterator[Packing]:
+def packings(problem: Problem, grid: Grid, clock: Clock) -> Iterator[Packing]:
     """Outer packets of one or two flits, widest first; a Zero-padded flit only when none fits exactly."""
     flit = problem.flit
     order = (
@@ -93,7 +94,7 @@ def packings(problem: Problem, grid: Grid) -> Iterator[Packing]:
     cells = {a: _cells(problem, grid, a) for a in order}
     options = [_pow2_divisors(cells[a], 2 * flit) for a in order]
     exact: list[tuple[int, ...]] = []
-    for counts in product(*options):
+    for counts in _ticking(product(*options), clock):
         total = prod(counts)
         kept = prod(c for a, c in zip(order, counts) if problem.role(a) is not Role.CONTRACTED)
         if total in (flit, 2 * flit) and kept <= TEMPORAL_ACCUMULATOR_COLS:
@@ -102,7 +103,7 @@ def packings(problem: Problem, grid: Grid) -> Iterator[Packing]:
     for counts in exact:
         yield _packing(problem, order, counts, flit)
     if not exact:
-        yield from _padded_packings(problem, cells, flit)
+        yield from _padded_packings(problem, cells, flit, clock)
 
 
 def _cells(problem: Problem, grid: Grid, axis: str) -> int:
@@ -110,7 +111,7 @@ def _cells(problem: Problem, grid: Grid, axis: str) -> int:
 
 
 def _packing(problem: Problem, order: tuple[str, ...], counts: tuple[int, ...], flit: int) -> Packing:
-    packet = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(order, counts)))
+    packet = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(order, counts)))
     halves = packet.split(flit)
     assert halves is not None  # power-of-two digits split at a power of two
     packed, flit_part = halves
@@ -120,31 +121,38 @@ def _packing(problem: Problem, order: tuple[str, ...], counts: tuple[int, ...], 
     return Packing(packet, flit_part, packed, kept, read, tuple(zip(order, counts)))
 
 
-def _padded_packings(problem: Problem, cells: dict[str, int], flit: int) -> Iterator[Packing]:
+def _padded_packings(problem: Problem, cells: dict[str, int], flit: int, clock: Clock) -> Iterator[Packing]:
     """Flits of contracted digits padded with zeros (the hardware sums the whole packet), fullest
     first: for axes whose sizes have few factors of two, any divisor may fill part of the flit."""
     contracted = [a for a in problem.stream_axes if problem.role(a) is Role.CONTRACTED]
     options = [[d for d in range(1, flit + 1) if cells[a] % d == 0] for a in contracted]
-    found = sorted((c for c in product(*options) if prod(c) < flit), key=lambda c: (-prod(c), c))
+    found = sorted((c for c in _ticking(product(*options), clock) if prod(c) < flit), key=lambda c: (-prod(c), c))
     for counts in found:
-        digits = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(contracted, counts)))
+        digits = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(contracted, counts)))
         packet = digits.padded(flit, PaddingKind.ZERO)
         if packet is not None:
             yield Packing(packet, packet, Layout(), Layout(), packet, tuple(zip(contracted, counts)))
             return
 
 
-def lanes(problem: Problem, grid: Grid) -> Iterator[tuple[Layout, dict[str, int]]]:
+def lanes(problem: Problem, grid: Grid, clock: Clock) -> Iterator[tuple[Layout, dict[str, int]]]:
     """Lane layouts over the weight-only axes (innermost digits), most live lanes first."""
     axes = problem.with_role(Role.WEIGHT)
     options = [[d for d in range(1, MAX_LANES + 1) if grid.cells(a) % d == 0] for a in axes]
-    choices = [c for c in product(*options) if prod(c) <= MAX_LANES]
+    choices = [c for c in _ticking(product(*options), clock) if prod(c) <= MAX_LANES]
     choices.sort(key=lambda c: (-prod(c), c))
     for counts in choices:
-        digits = Layout.of(*(Digit(a, problem.sizes[a], 1, c) for a, c in zip(axes, counts)))
+        digits = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(axes, counts)))
         lane = digits.padded(min(n for n in VALID_LANE_SIZES if n >= digits.size))
         if lane is not None:
             yield lane, dict(zip(axes, counts))
+
+
+def _ticking(choices: Iterator[tuple[int, ...]], clock: Clock) -> Iterator[tuple[int, ...]]:
+    """``choices`` as they come, ticking ``clock`` for each (products over many axes grow fast)."""
+    for choice in choices:
+        clock.tick()
+        yield choice
 
 
 def candidates(problem: Problem, grid: Grid, packing: Packing, lane: Layout, lane_counts: dict[str, int]) -> Iterator[Candidate]:
@@ -154,10 +162,10 @@ def candidates(problem: Problem, grid: Grid, packing: Packing, lane: Layout, lan
     walked: list[Digit] = []
     contracted: list[Digit] = []
     for axis in problem.axes:
-        role, size = problem.role(axis), problem.sizes[axis]
+        role = problem.role(axis)
         cells = _cells(problem, grid, axis)
         inner = lane_counts.get(axis, 1) if role is Role.WEIGHT else packet_counts.get(axis, 1)
-        digit = Digit(axis, size, inner, cells // inner)
+        digit = Digit(axis, problem.declared[axis], inner, cells // inner)
         {Role.WEIGHT: walked, Role.CONTRACTED: contracted}.get(role, kept).append(digit)
     contracted.sort(key=lambda d: problem.stream_axes.index(d.axis))
     for broadcast in (False, True) if walked else (False,):

@@ -4,12 +4,13 @@ Branch and bound (docs/search.md §4): a spread, or a packet and lane choice on 
 skipped once the best rank it can reach cannot beat the ``top``-th plan in hand; spreads come
 sorted by bound, so the first one slower than that plan ends the search with the space exhausted.
 A grid whose TRF overflows on its first chain is left whole, since every chain on it holds the same
-weights. A time budget ends the search earlier with the best plans found so far.
+weights. A time budget, read inside every enumeration (:mod:`tcpdsl.planner.clock`), ends the
+search earlier with the best plans found so far.
 """
 
 from __future__ import annotations
 
-import time
+import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -17,7 +18,8 @@ from tcpdsl.algebra import Mapping
 from tcpdsl.errors import StageError
 from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
-from tcpdsl.planner.grid import Grid, GridPins, Machine, lay_out, spreads
+from tcpdsl.planner.clock import Clock, OutOfTime
+from tcpdsl.planner.grid import Grid, GridPins, Machine, Spread, lay_out, spreads
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.ranking import Rank, branch_rank, plan_rank, spread_rank
@@ -75,14 +77,12 @@ class _Search:
     def __init__(self, problems: list[Problem], settings: Settings, progress: Progress) -> None:
         self.settings = settings
         self.progress = progress
-        self.started = time.perf_counter()
-        self.deadline = self.started + settings.budget
+        self.clock = Clock(settings.budget)
+        self.problems = problems
         self.kept: list[Found] = []
         self.seen: set[tuple[object, ...]] = set()
         self.outcome = Outcome([], False, 0, 0.0)
-        self.work = sorted(
-            ((p, s) for p in problems for s in spreads(p, settings.machine)), key=lambda ps: ps[1].order
-        )
+        self.work: list[tuple[Problem, Spread]] = []
 
     @property
     def worst(self) -> Rank | None:
@@ -96,40 +96,52 @@ class _Search:
         return worst is not None and best[:-1] >= worst[:-1]
 
     def out_of_time(self) -> bool:
-        return time.perf_counter() > self.deadline
+        return self.clock.expired()
 
     def run(self) -> Outcome:
-        exhausted = True
+        try:
+            exhausted = self.visit()
+        except OutOfTime:
+            exhausted = False
+        self.progress.close()
+        outcome = self.outcome
+        outcome.found = self.kept
+        outcome.exhausted = exhausted
+        outcome.seconds = self.clock.seconds()
+        return outcome
+
+    def visit(self) -> bool:
+        """Visit the spreads best bound first; False when the budget ran out."""
+        machine = self.settings.machine
+        # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
+        orientations = [[(p, s) for s in spreads(p, machine, self.clock)] for p in self.problems]
+        self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
+        if self.out_of_time():
+            return False
         for index, (problem, spread) in enumerate(self.work):
             worst = self.worst
             if worst is not None and spread.bound > worst[0]:
                 break  # spreads come by bound: no later one is faster
             if self.beaten(spread_rank(spread)):
                 continue
-            grid = lay_out(problem, spread, self.settings.machine, self.settings.grid_pins)
+            grid = lay_out(problem, spread, machine, self.settings.grid_pins, self.clock)
             if grid is None:
                 continue
             self.outcome.grids += 1
             if self.out_of_time() or not self.grid(problem, grid, index):
-                exhausted = False
-                break
-        self.progress.close()
-        outcome = self.outcome
-        outcome.found = self.kept
-        outcome.exhausted = exhausted
-        outcome.seconds = time.perf_counter() - self.started
-        return outcome
+                return False
+        return True
 
     def grid(self, problem: Problem, grid: Grid, index: int) -> bool:
         """Visit every chain on ``grid``; False when the budget ran out midway."""
-        for packing in packings(problem, grid):
+        for packing in packings(problem, grid, self.clock):
             self.outcome.packets += 1
             try:  # the Packet Reducer's rule reads only the packet: check it before any chain uses it
                 verify_contract_packet(problem.stream_dtype, packet=packing.packet.mapping, out_packet=packing.kept.mapping)
             except StageError as error:
                 self.fail(error)
                 continue
-            for lane, counts in lanes(problem, grid):
+            for lane, counts in lanes(problem, grid, self.clock):
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping != pin:
                     continue

@@ -7,6 +7,7 @@ from math import prod
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Outcome, Settings
 from tcpdsl.planner.problem import STAGE, Problem, Role
+from tcpdsl.verify import BITS
 from tcpdsl.verify.constants import TRF_CAPACITY_BYTES
 from tcpdsl.verify.dtypes import bytes_text
 
@@ -25,7 +26,7 @@ def no_plan(problem: Problem, outcome: Outcome, settings: Settings) -> LayoutErr
             "fix layouts of that form, or leave them free",
         )
     if outcome.capacity_grids == outcome.grids:
-        return _capacity(problem, settings)
+        return capacity_error(problem, settings)
     if outcome.packets == 0:
         flit = problem.flit
         return LayoutError(
@@ -49,12 +50,20 @@ def no_plan(problem: Problem, outcome: Outcome, settings: Settings) -> LayoutErr
     )
 
 
-def _capacity(problem: Problem, settings: Settings) -> LayoutError:
+def weights_overflow(problem: Problem, settings: Settings) -> bool:
+    """Whether no grid can hold the weights, known before any is tried: spread over every slice of
+    the device, each slice's share of the TRF operand still overflows the TRF."""
+    cells = prod(problem.sizes[a] for a in problem.weight_axes)
+    slices = settings.machine.chips * settings.machine.slices
+    return -(-cells // slices) * BITS[problem.weight_dtype] > TRF_CAPACITY_BYTES * 8
+
+
+def capacity_error(problem: Problem, settings: Settings) -> LayoutError:
     """Every grid overflows the TRF: name the axes that cannot be spread and the bytes they need."""
     contracted = problem.with_role(Role.CONTRACTED)
     whole = prod(problem.sizes[a] for a in contracted)
     slices = settings.machine.chips * settings.machine.slices
-    bits = problem.bits
+    bits = BITS[problem.weight_dtype]
     if whole * bits > TRF_CAPACITY_BYTES * 8:
         names = ", ".join(f"{a}={problem.sizes[a]}" for a in contracted)
         detail = (

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from math import prod
+from functools import lru_cache
+from math import isqrt, prod
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound
+from tcpdsl.planner.clock import Clock
 from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.planner.problem import Problem, Role
 from tcpdsl.verify.constants import (
@@ -108,12 +110,25 @@ class GridPins:
         return True
 
 
-def _divisors(n: int) -> list[int]:
-    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
-    return sorted({*small, *(n // d for d in small)})
+@lru_cache(maxsize=256)
+def divisors(n: int) -> tuple[int, ...]:
+    """Every divisor of ``n``, ascending, from its prime factors (sizes are bounded, docs/search.md §1)."""
+    found = [1]
+    rest, p = n, 2
+    while p <= isqrt(rest):
+        power = 1
+        while rest % p == 0:
+            rest //= p
+            power += 1
+        if power > 1:
+            found = [d * p**e for d in found for e in range(power)]
+        p += 1 if p == 2 else 2
+    if rest > 1:
+        found += [d * rest for d in found]
+    return tuple(sorted(found))
 
 
-def _local_choices(problem: Problem, capacity: int) -> Iterator[dict[str, int]]:
+def _local_choices(problem: Problem, capacity: int, clock: Clock) -> Iterator[dict[str, int]]:
     """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices."""
     kept = problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
 
@@ -123,7 +138,8 @@ def _local_choices(problem: Problem, capacity: int) -> Iterator[dict[str, int]]:
             return
         axis = kept[index]
         size = problem.sizes[axis]
-        for local in _divisors(size):
+        for local in divisors(size):
+            clock.tick()
             spread = size // local
             if used * spread <= capacity:
                 chosen[axis] = local
@@ -133,7 +149,7 @@ def _local_choices(problem: Problem, capacity: int) -> Iterator[dict[str, int]]:
     yield from walk(0, 1, {})
 
 
-def _splits(spread: list[int], machine: Machine) -> Iterator[list[tuple[int, int, int]]]:
+def _splits(spread: list[int], machine: Machine, clock: Clock) -> Iterator[list[tuple[int, int, int]]]:
     """Ways to cut each axis' grid part into (chip, cluster, slice) counts, most cluster use first."""
 
     def walk(index: int, chip: int, cluster: int, slice_: int) -> Iterator[list[tuple[int, int, int]]]:
@@ -142,7 +158,8 @@ def _splits(spread: list[int], machine: Machine) -> Iterator[list[tuple[int, int
             return
         total = spread[index]
         for k in sorted((k for k in CLUSTER_SIZES if total % k == 0 and cluster * k <= MAX_CLUSTER), reverse=True):
-            for c in sorted((c for c in _divisors(total // k) if chip * c <= machine.chips), reverse=True):
+            for c in sorted((c for c in divisors(total // k) if chip * c <= machine.chips), reverse=True):
+                clock.tick()
                 s = total // (k * c)
                 if slice_ * s <= MAX_SLICE:
                     for rest in walk(index + 1, chip * c, cluster * k, slice_ * s):
@@ -159,10 +176,10 @@ def _layouts(
     cluster: list[Digit] = []
     slice_: list[Digit] = []
     for (axis, cells), (c, k, s) in zip(local.items(), split):
-        size = problem.sizes[axis]
-        chip.append(Digit(axis, size, size // c, c))
-        cluster.append(Digit(axis, size, size // (c * k), k))
-        slice_.append(Digit(axis, size, cells, s))
+        size, declared = problem.sizes[axis], problem.declared[axis]
+        chip.append(Digit(axis, declared, size // c, c))
+        cluster.append(Digit(axis, declared, size // (c * k), k))
+        slice_.append(Digit(axis, declared, cells, s))
     chip_layout, cluster_layout = Layout.of(*chip), Layout.of(*cluster)
     live = Layout.of(*slice_)
     padded = (live.padded(n) for n in sorted(SLICE_SIZES) if n >= live.size)
@@ -186,40 +203,41 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
     return True
 
 
-def spreads(problem: Problem, machine: Machine) -> list[Spread]:
+def spreads(problem: Problem, machine: Machine, clock: Clock) -> list[Spread]:
     """Every per-slice size of the kept axes the device can spread, in visiting order."""
+    weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
+    stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
-    for local in _local_choices(problem, machine.chips * machine.slices):
+    for local in _local_choices(problem, machine.chips * machine.slices, clock):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
+        volume, kept = prod(cells.values()), prod(local.values())
+        lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
+        packet = min(2 * problem.flit, prod(cells[a] for a in stream_axes))
         found.append(Spread(
             tuple(local.items()),
             prod(problem.sizes[a] // n for a, n in local.items()),
-            _grid_bound(problem, local),
-            prod(cells[a] for a in problem.weight_axes),
-            prod(cells.values()),
-            prod(local.values()),
+            _grid_bound(problem.stream_dtype, volume, lanes * packet, kept),
+            prod(cells[a] for a in weight_axes),
+            volume,
+            kept,
         ))
     found.sort(key=lambda s: s.order)
     return found
 
 
-def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins) -> Grid | None:
+def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
     """The first grid layouts of ``spread`` (most Cluster use first) that the pins and the device allow."""
     local = dict(spread.local)
-    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine):
+    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock):
         layouts = _layouts(problem, local, split, machine)
         if layouts is not None and pins.accept(*layouts) and _fits(layouts, machine):
             return Grid(spread, *layouts)
     return None
 
 
-def _grid_bound(problem: Problem, local: dict[str, int]) -> int:
-    """No plan on this grid beats full lanes and full packets over its per-slice volume, nor
-    emits its result cells faster than one output packet a cycle."""
-    whole = {a: problem.sizes[a] for a in problem.with_role(Role.CONTRACTED)}
-    cells = {**local, **whole}
-    volume = prod(cells.values())
-    lanes = min(MAX_LANES, prod(cells[a] for a in problem.with_role(Role.WEIGHT)))
-    packet = min(2 * problem.flit, prod(cells[a] for a in problem.stream_axes))
-    outputs = -(-prod(local.values()) // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-    return cycles_bound(problem.stream_dtype, -(-volume // (lanes * packet)), lane_packets=outputs)
+def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int) -> int:
+    """No plan on a grid whose slices walk ``volume`` cells beats full lanes and full packets
+    (``per_packet`` cells an Outer step), nor emits its ``kept`` result cells faster than one
+    output packet a cycle."""
+    outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
+    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs)

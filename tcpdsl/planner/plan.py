@@ -14,12 +14,13 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.algebra import parse
 from tcpdsl.cost import KernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.grid import Machine
 from tcpdsl.planner.problem import STAGE, Problem
-from tcpdsl.planner.source import Texts, module_source, texts
+from tcpdsl.planner.source import Texts, check_kernel_name, module_source, texts
 from tcpdsl.tensors.device import Device, Topology
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.verify import LaneMode
@@ -83,11 +84,9 @@ class Plan:
     def source(self, name: str | None = None) -> str:
         """A complete kernel module (axes, aliases, tensor types, one ``@tcp.kernel`` function)."""
         kernel = self.name if name is None else name
-        if not kernel.isidentifier():
-            raise LayoutError(STAGE, "KernelName", f"{kernel!r} is not a Python identifier", hint="use a name like plan_1")
         p = self.problem
-        sizes = ", ".join(f"{a}={n}" for a, n in p.sizes.items())
-        headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes}), found by tcp.search.'
+        check_kernel_name(kernel, p)
+        headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes_text(p)}), found by tcp.search.'
         return module_source(p, self.chain, kernel, headline)
 
     def _kernel_module(self) -> types.ModuleType:
@@ -105,8 +104,8 @@ class Plan:
         first, second = (_squeezed(p, array, index) for index, array in enumerate((x, w)))
         stream, weight = (second, first) if p.swapped else (first, second)
         device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
-        collected = module.Stream(device.main, Tensor(stream, p.stream_axes, sizes=p.sizes))
-        loaded = module.Weights(device.sub, Tensor(weight, p.weight_axes, sizes=p.sizes))
+        collected = module.Stream(device.main, _tensor(p, stream, p.stream_axes))
+        loaded = module.Weights(device.sub, _tensor(p, weight, p.weight_axes))
         result = getattr(module, self.name)(collected, loaded)
         values = np.asarray(result.to_tensor().to_numpy(p.out_axes))
         return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
@@ -128,6 +127,21 @@ class Plan:
             f"<Plan {self.rank} of {self.problem.einsum}: {self.cycles} cycles, "
             f"MAC {100 * self.mac_utilisation:.1f}%, accumulator {100 * self.accumulator_use:.1f}%>"
         )
+
+
+def sizes_text(problem: Problem) -> str:
+    """``H=64, Wp=1024 of 4096``: every axis' size, and the declared size of an axis searched as a tile."""
+    return ", ".join(
+        f"{a}={n}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "") for a, n in problem.sizes.items()
+    )
+
+
+def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
+    """An operand over ``axes``; an axis searched as a tile holds its innermost cells (``Wp % 1024``)."""
+    if all(problem.declared[a] == problem.sizes[a] for a in axes):
+        return Tensor(values, axes, sizes=problem.sizes)
+    terms = ", ".join(a if problem.declared[a] == problem.sizes[a] else f"{a} % {problem.sizes[a]}" for a in axes)
+    return Tensor(values, parse(terms, problem.declared))
 
 
 def _squeezed(problem: Problem, array: npt.ArrayLike, index: int) -> npt.NDArray[Any]:

@@ -8,15 +8,22 @@ its digits may go (docs/search.md §2).
 from __future__ import annotations
 
 import enum
+import operator
 from collections.abc import Mapping as MappingABC
 from dataclasses import dataclass, replace
 from functools import cached_property
+from math import prod
 from typing import Final
 
+from tcpdsl.algebra import Axis
 from tcpdsl.errors import LayoutError
+from tcpdsl.syntax import is_axis_name
 from tcpdsl.verify import BITS, check_pairing, flit_elements
 
 STAGE: Final = "search"
+# The most cells an operand or the result may hold: 2**40 cells are 512 GiB even at four bits, far
+# beyond the memory of any device, and below it divisors are found in a fraction of a second.
+MAX_CELLS: Final = 2**40
 
 
 class Role(enum.Enum):
@@ -35,6 +42,8 @@ class Problem:
     Axes of size 1 are no digit of any layout (a one-cell axis is the mapping ``1``), so the
     problem leaves them out: ``operands``, ``out_axes`` and ``sizes`` hold the others, and
     ``given`` the einsum's operand and result axes as written, which ``Plan.run`` reads and returns.
+    ``declared`` is each axis' size as its module declares it: larger than ``sizes`` for a tile of
+    an axis object (docs/search.md §1), whose layouts then hold its innermost ``sizes`` cells.
     """
 
     einsum: str
@@ -47,6 +56,7 @@ class Problem:
     weight_dtype: str
     accumulator: str
     swapped: bool  # True when the einsum's second operand is the stream
+    declared: dict[str, int]
 
     @property
     def stream_axes(self) -> tuple[str, ...]:
@@ -149,26 +159,85 @@ def _dtype_name(value: object, what: str) -> str:
     return name
 
 
-def make_problem(einsum: object, sizes: object, stream: object, weights: object) -> Problem:
-    """Check the einsum, its sizes and the dtype pair; the stream is the first operand."""
-    operands, out_axes = parse_einsum(einsum)
+def _size(axis: str, size: object) -> int:
+    """A positive int size (numpy integers too)."""
+    try:
+        value = None if isinstance(size, bool) else operator.index(size)  # type: ignore[arg-type]
+    except TypeError:
+        value = None
+    if value is None or value <= 0:
+        raise _error("Sizes", f"axis {axis} has size {size!r}; sizes are positive ints", f"give {axis} a positive int")
+    return value
+
+
+def axis_names(axes: object, letters: tuple[str, ...]) -> tuple[dict[str, str], dict[str, int]]:
+    """The user's name for each einsum letter (its upper case unless ``axes`` renames it), and the
+    sizes the axis objects among ``axes`` declare (``sizes`` may search a tile of one)."""
+    names = {letter: letter for letter in letters}
+    carried: dict[str, int] = {}
+    if axes is None:
+        return names, carried
+    example = 'e.g. axes={"w": "Wp"} or axes={"w": Wp} for Wp = tcp.axis("Wp", 151936)'
+    if not isinstance(axes, MappingABC):
+        raise _error("AxisName", f"axes= must be a dict from einsum letters to axis names, got {type(axes).__name__}", example)
+    for key, value in axes.items():
+        letter = key.upper() if isinstance(key, str) else None
+        if letter not in names:
+            raise _error("AxisName", f"axes= renames {key!r}, which is no letter of the einsum", example)
+        name = value.name if isinstance(value, Axis) else value
+        if not isinstance(name, str) or not is_axis_name(name):
+            raise _error(
+                "AxisName", f"axes= names letter {key} {value!r}, which is no axis name",
+                "an axis name starts with an uppercase ASCII letter, then letters, digits or _ (e.g. Wp)",
+            )
+        names[letter] = name
+        if isinstance(value, Axis):
+            carried[name] = value.n
+    doubled = [n for n in names.values() if list(names.values()).count(n) > 1]
+    if doubled:
+        raise _error("AxisName", f"axes= gives two einsum letters the name {doubled[0]}", "give every letter its own name")
+    return names, carried
+
+
+def make_problem(einsum: object, sizes: object, stream: object, weights: object, axes: object = None) -> Problem:
+    """Check the einsum, its sizes and the dtype pair; the stream is the first operand. ``axes``
+    renames einsum letters to the user's axis names (see :func:`axis_names`)."""
+    letters, out_letters = parse_einsum(einsum)
+    names, carried = axis_names(axes, tuple(dict.fromkeys((*letters[0], *letters[1]))))
+    operands = (tuple(names[a] for a in letters[0]), tuple(names[a] for a in letters[1]))
+    out_axes = tuple(names[a] for a in out_letters)
     if not isinstance(sizes, MappingABC):
         raise _error("Sizes", f"sizes must be a dict such as {{\"T\": 256}}, got {type(sizes).__name__}", "")
+    for name, n in carried.items():
+        extent = _size(name, sizes.get(name, n))
+        if extent > n or n % extent:
+            raise _error(
+                "Sizes", f"axis {name} has size {n}, so a tile of it cannot hold {extent} cells",
+                f"give {name} a size that divides {n}, or leave it out to search the whole axis",
+            )
+    every = {**carried, **sizes}
     used = dict.fromkeys((*operands[0], *operands[1]))
     checked: dict[str, int] = {}
     for axis in used:
-        size = sizes.get(axis)
+        size = every.get(axis)
         if size is None:
             raise _error("Sizes", f"axis {axis} of {einsum!r} has no size", f"add {axis}=<size> to the sizes")
-        if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
-            raise _error("Sizes", f"axis {axis} has size {size!r}; sizes are positive ints", f"give {axis} a positive int")
-        checked[axis] = size
-    extra = [str(a) for a in sizes if a not in used]
+        checked[axis] = _size(axis, size)
+    extra = [str(a) for a in every if a not in used]
     if extra:
         raise _error(
             "Sizes", f"sizes name {', '.join(extra)}, which {einsum!r} does not use",
-            "give sizes for the einsum's axes only (each letter in upper case)",
+            "give sizes for the einsum's axes only (each letter in upper case, or its name in axes=)",
         )
+    for what, held in (("operand 1", operands[0]), ("operand 2", operands[1]), ("the result", out_axes)):
+        cells = prod(checked[a] for a in held)
+        if cells > MAX_CELLS:
+            raise _error(
+                "TooLarge",
+                f"{what} of {einsum!r} ({', '.join(held)}) holds {cells} cells, more than the {MAX_CELLS} (2**40) "
+                "any device could hold",
+                "search for one tile of the problem and run it once per tile",
+            )
     stream_name, weight_name = _dtype_name(stream, "stream"), _dtype_name(weights, "weights")
     accumulator = check_pairing(stream_name, weight_name)
 
@@ -179,4 +248,5 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object)
         str(einsum), (wide(operands[0]), wide(operands[1])), wide(out_axes),
         {a: n for a, n in checked.items() if n > 1}, (*operands, out_axes), checked,
         stream_name, weight_name, accumulator, False,
+        {a: carried.get(a, n) for a, n in checked.items() if n > 1},
     )

@@ -6,12 +6,19 @@ take it unchanged, and its docstring says in words where every axis went.
 
 from __future__ import annotations
 
+import keyword
 from dataclasses import dataclass
+from typing import Final
 
 from tcpdsl.planner.candidates import Candidate
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.layout import Layout
-from tcpdsl.planner.problem import Problem, Role
+from tcpdsl.errors import LayoutError
+from tcpdsl.planner.problem import STAGE, Problem, Role
+
+# Names the module binds besides its axes and its kernel: a kernel of one of these names would
+# replace it.
+MODULE_NAMES: Final = frozenset({"tcp", "m", "demo", "Chip", "Cluster", "Slice", "Stream", "Weights", "Out"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,33 @@ def texts(chain: Folded) -> Texts:
         chain.lane_layouts[1].text(),
         chain.mode.name,
     )
+
+
+def check_kernel_name(name: object, problem: Problem) -> None:
+    """Refuse a kernel name the module cannot define: not an identifier, a keyword, a dunder, or a
+    name the module already binds (its axes and types)."""
+    hint = "use a name like plan_1"
+    if not isinstance(name, str):
+        raise LayoutError(STAGE, "KernelName", f"the kernel name must be a string, got {type(name).__name__}", hint=hint)
+    if not name.isidentifier() or keyword.iskeyword(name):
+        raise LayoutError(STAGE, "KernelName", f"{name!r} is not a Python identifier a function can take", hint=hint)
+    if name.startswith("__") and name.endswith("__"):
+        raise LayoutError(STAGE, "KernelName", f"{name!r} is a special name of Python", hint=hint)
+    if name in MODULE_NAMES or name in problem.sizes:
+        raise LayoutError(
+            STAGE, "KernelName", f"{name!r} is already a name of the plan's module (an axis, a layout or a type)",
+            hint=hint,
+        )
+
+
+def check_axis_names(problem: Problem) -> None:
+    """Refuse an axis named like one of the module's layouts or types, which its declaration would replace."""
+    for name in problem.given_sizes:
+        if name in MODULE_NAMES:
+            raise LayoutError(
+                STAGE, "AxisName", f"axis {name} has the name of a layout or type of the plan's module",
+                hint="rename the axis with axes=, e.g. axes={\"c\": \"Ch\"}",
+            )
 
 
 def _m(text: str) -> str:
@@ -90,7 +124,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
-    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.sizes.items()]
+    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.declared.items()]
     stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
     lines = [
         '"""' + "\n".join(doc) + '\n"""',
