@@ -28,7 +28,9 @@ LAYERS: dict[str, int] = {
     "static": 7,
     "cli": 8,
     "mypy_plugin": 8,
+    "testing": 8,
     "__main__": 9,
+    "pytest_plugin": 9,
 }
 FACADE = "__init__"  # tcpdsl/__init__.py loads the public names lazily from every layer.
 

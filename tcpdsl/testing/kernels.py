@@ -1,0 +1,46 @@
+"""What the testing tools need to know of kernels and tensor types, in one place.
+
+The pytest plugin, the hypothesis strategies and :func:`check_kernel` build on ``tcp.try_kernel``
+and on the few facts gathered here: which values of a module are kernels, which digits a tensor
+type holds, the random inputs ``tcpdsl run`` gives a kernel, and how a result compares with the
+oracle cell by cell.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tcpdsl.evaluate.oracle import OracleCheck, check
+from tcpdsl.evaluate.select import evaluator as using
+from tcpdsl.tensors.kernel_spec import TensorParam, _param, kernels_in, random_case
+from tcpdsl.tensors.logical import Tensor
+
+__all__ = ["OracleCheck", "TensorParam", "compare", "kernels_of", "rerun", "tensor_param"]
+
+
+def kernels_of(module: types.ModuleType) -> list[tuple[str, Callable[..., Any]]]:
+    """The ``@tcp.kernel`` functions defined in ``module`` (not imported into it), in definition order."""
+    return [(spec.name, spec.function) for spec in kernels_in(module)]
+
+
+def tensor_param(tensor_type: object) -> TensorParam:
+    """The dtype and the digits a ``CollectTensor[...]`` or ``TrfTensor[...]`` type holds.
+
+    Anything else raises the runner's ``KernelSpecError`` (a ``TcpError``) saying what it needs.
+    """
+    return _param("value", tensor_type, "tcpdsl.testing.inputs")
+
+
+def compare(result: object, inputs: Sequence[object] = ()) -> OracleCheck:
+    """``result`` against the oracle; a result that is no contraction is compared with its one input."""
+    logical = [value.to_tensor() for value in inputs if hasattr(value, "to_tensor")]
+    return check(result, [t for t in logical if isinstance(t, Tensor)])
+
+
+def rerun(fn: Callable[..., Any], seed: int, evaluator: str) -> OracleCheck:
+    """The comparison ``tcp.try_kernel(fn, seed=seed, evaluator=evaluator)`` made, made again."""
+    case = random_case(fn, seed)
+    with using(evaluator):
+        return check(fn(**case.inputs), case.logical)
