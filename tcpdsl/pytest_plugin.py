@@ -5,13 +5,15 @@ Registered through the ``pytest11`` entry point, so installing tcpdsl is enough.
 file or not, is imported and each kernel it defines is an item ``path/to/file.py::kernel_name``:
 PASS passes, FAIL fails with the kernel's stage report (and the first differing cells when the
 result is wrong), SKIP is skipped with the reason. A file that fails to import is one collection
-error. Nothing of tcpdsl beyond this module is imported unless the plugin is on, so other test
+error. Files pytest collects itself (test files, files named on the command line) keep pytest's
+import; their kernels come through ``pytest_pycollect_makeitem``. Nothing of tcpdsl beyond this module is imported unless the plugin is on, so other test
 runs in the same environment start as fast as before. docs/ci.md lists the options.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import hashlib
 import importlib.util
 import inspect
@@ -47,12 +49,32 @@ def _enabled(config: pytest.Config) -> bool:
     return bool(config.getoption("tcpdsl") or config.getini("tcpdsl"))
 
 
+def _test_module(file_path: Path, session: pytest.Session) -> bool:
+    """Whether pytest's own collector imports ``file_path`` (a test file, or a file named on the command line)."""
+    patterns = session.config.getini("python_files")
+    return session.isinitpath(file_path) or any(fnmatch.fnmatch(file_path.name, pattern) for pattern in patterns)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if not _enabled(parent.config) or file_path.suffix != ".py":
         return None
     if file_path.name in SKIPPED_NAMES or file_path.name.startswith(("_", ".")):
         return None
+    if _test_module(file_path, parent.session):
+        return None  # its kernels come through pytest_pycollect_makeitem, imported the way pytest imports it
     return KernelFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pycollect_makeitem(collector: pytest.Collector, name: str, obj: object) -> pytest.Item | None:
+    """A kernel defined in a module pytest collects itself (a kernel imported into it is collected where it is defined)."""
+    if not isinstance(collector, pytest.Module) or not callable(obj) or not _enabled(collector.config):
+        return None
+    from tcpdsl.testing.kernels import defines_kernel
+
+    if not defines_kernel(collector.module, obj):
+        return None
+    return KernelItem.from_parent(collector, name=name, kernel=obj)
 
 
 @contextlib.contextmanager

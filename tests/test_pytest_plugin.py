@@ -110,3 +110,25 @@ def test_workers_share_the_kernels(project: pytest.Pytester) -> None:
     result = project.runpytest_subprocess("--tcpdsl", "kernels", "-n", "2", "-rA", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2, skipped=1)
     assert _outcomes(result.outlines) == OUTCOMES
+
+
+def test_kernels_in_test_files_are_collected_where_pytest_imports_them(project: pytest.Pytester) -> None:
+    # a test package with a relative import: importing its modules any other way than pytest's fails
+    (project.path / "checks").mkdir()
+    (project.path / "checks" / "__init__.py").write_text("")
+    (project.path / "checks" / "helpers.py").write_text("SCALE = 2\n")
+    good = (PROJECT / "kernels" / "good.py").read_text()
+    (project.path / "checks" / "test_local.py").write_text(
+        "from .helpers import SCALE\n" + good.replace("def matmul(", "def local_matmul(")
+        + "\n\ndef test_scale() -> None:\n    assert SCALE == 2\n"
+    )
+    (project.path / "checks" / "test_imports.py").write_text("from .test_local import local_matmul\n")
+    result = project.runpytest("--tcpdsl", "checks", "-rA", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert _outcomes(result.outlines) == {"PASSED checks/test_local.py::local_matmul", "PASSED checks/test_local.py::test_scale"}
+
+
+def test_a_file_named_on_the_command_line_gives_each_kernel_once(project: pytest.Pytester) -> None:
+    result = project.runpytest("--tcpdsl", "kernels/good.py", "-rA", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert _outcomes(result.outlines) == {"PASSED kernels/good.py::matmul"}

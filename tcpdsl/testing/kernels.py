@@ -14,15 +14,22 @@ from typing import Any
 
 from tcpdsl.evaluate.oracle import OracleCheck, check
 from tcpdsl.evaluate.select import evaluator as using
+from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.kernel_spec import TensorParam, _param, kernels_in, random_case
 from tcpdsl.tensors.logical import Tensor
 
-__all__ = ["OracleCheck", "TensorParam", "compare", "kernels_of", "rerun", "tensor_param"]
+__all__ = ["OracleCheck", "TensorParam", "compare", "defines_kernel", "kernels_of", "rerun", "tensor_param"]
 
 
 def kernels_of(module: types.ModuleType) -> list[tuple[str, Callable[..., Any]]]:
     """The ``@tcp.kernel`` functions defined in ``module`` (not imported into it), in definition order."""
     return [(spec.name, spec.function) for spec in kernels_in(module)]
+
+
+def defines_kernel(module: types.ModuleType, value: object) -> bool:
+    """Whether ``value`` is a ``@tcp.kernel`` function defined in ``module`` (not imported into it)."""
+    info = kernel_info(value)
+    return info is not None and info.module == module.__name__
 
 
 def tensor_param(tensor_type: object) -> TensorParam:
