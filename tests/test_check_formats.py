@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import uuid
 from pathlib import Path
 
 import pytest
 
 from sarif_check import sarif_problems
-from tcpdsl.cli.check import findings, parse_output, unreadable
+from tcpdsl.cli.check import CLEAN, FINDINGS, USAGE_ERROR, findings, parse_output, unreadable
 from tcpdsl.cli.findings import as_github, as_json, as_sarif
 from tcpdsl.cli.main import main
 from tcpdsl.cli.rule_help import parse, rule_help
@@ -174,3 +175,26 @@ def test_options_after_the_paths_are_a_usage_error(tmp_path: Path, capsys: pytes
         main(["check", "--format", "xml", str(tmp_path)])
     assert stop.value.code == 2
 
+
+
+def test_the_documented_ci_configurations_run_the_checks() -> None:
+    yaml = pytest.importorskip("yaml")
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "ci.md").read_text(encoding="utf-8")
+    blocks = [yaml.safe_load(block) for block in re.findall(r"```yaml\n(.*?)```", text, re.DOTALL)]
+    pre_commit = next(b for b in blocks if "repos" in b)
+    (hook,) = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
+    assert [h["id"] for h in pre_commit["repos"][0]["hooks"]] == [hook["id"]] == ["tcpdsl-check"]
+    assert (hook["entry"], hook["language"], hook["types"]) == ("tcpdsl check", "system", ["python"])
+    github = next(b for b in blocks if "jobs" in b)
+    runs = [step.get("run", "") for step in github["jobs"]["kernels"]["steps"]]
+    gitlab = next(b for b in blocks if "kernels" in b and "script" in b["kernels"])
+    for commands in (runs, gitlab["kernels"]["script"]):
+        assert any(c.startswith("tcpdsl check ") for c in commands)
+        assert any(c.startswith("pytest --tcpdsl kernels/") for c in commands)
+    assert "tcpdsl check --format github kernels/" in runs
+    assert any(c.startswith("tcpdsl check --format sarif kernels/ > tcpdsl.sarif") for c in runs)
+    # the exit codes the table documents are the ones check returns
+    assert (CLEAN, FINDINGS, USAGE_ERROR) == (0, 1, 2)
+    for status, meaning in ((0, "clean"), (1, "findings"), (2, "usage or environment error")):
+        assert re.search(rf"^\| {status} \| {meaning}", text, re.MULTILINE)
