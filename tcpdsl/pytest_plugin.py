@@ -28,7 +28,8 @@ from typing import Any, Final
 import pytest
 
 EVALUATORS: Final = {"fused": ("fused",), "simulate": ("simulate",), "both": ("fused", "simulate")}
-SKIPPED_NAMES: Final = ("conftest.py",)
+# files whose import has another purpose: pytest's own, and a packaging script that runs on import
+SKIPPED_NAMES: Final = ("conftest.py", "setup.py")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

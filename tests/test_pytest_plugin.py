@@ -64,6 +64,8 @@ def test_off_without_the_option(project: pytest.Pytester) -> None:
 
 def test_on_from_the_configuration(project: pytest.Pytester) -> None:
     project.makepyprojecttoml("[tool.pytest.ini_options]\ntcpdsl = true\n")
+    # a packaging script runs on import: the plugin leaves it alone, as it does conftest.py
+    (project.path / "kernels" / "setup.py").write_text("raise SystemExit('setup.py was imported')\n")
     result = project.runpytest("kernels", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=2, skipped=1)
 
