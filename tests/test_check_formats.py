@@ -159,7 +159,8 @@ def test_paths_that_cannot_be_checked_are_named_with_exit_2(tmp_path: Path, caps
     os.symlink(tmp_path / "b", tmp_path / "a")
     os.symlink(tmp_path / "a", tmp_path / "b")
     empty = tmp_path / "empty"
-    empty.mkdir()
+    (empty / ".venv").mkdir(parents=True)
+    (empty / ".venv" / "latin.py").write_bytes(b'name = "caf\xe9"\n')  # hidden, as mypy hides it
     assert main(["check", str(loop), str(tmp_path / "a"), str(empty)]) == 2
     err = capsys.readouterr().err
     assert f"tcpdsl check: {loop / 'again'}: a symbolic link loop (it points at {loop}, a folder above it)" in err

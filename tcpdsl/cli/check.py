@@ -205,10 +205,12 @@ def unreadable(path: Path) -> list[str]:
     sources = 0
     for folder, folders, files in os.walk(path):
         here = Path(folder)
+        folders[:] = [name for name in folders if not _skipped(name)]
+        files = [name for name in files if not _skipped(name)]
         for name in list(folders):
             child = here / name
             if child.is_symlink():
-                folders.remove(name)  # mypy does not follow them either; a loop would never end
+                folders.remove(name)  # not walked into, since a loop would never end
                 try:
                     target = child.resolve(strict=True)
                 except (OSError, RuntimeError):
@@ -223,6 +225,11 @@ def unreadable(path: Path) -> list[str]:
     if sources == 0 and not problems:
         problems.append(f"{path}: no Python files in this folder")
     return problems
+
+
+def _skipped(name: str) -> bool:
+    """The names mypy leaves out when it walks a folder (hidden ones, caches, installed packages)."""
+    return name.startswith(".") or name in ("__pycache__", "site-packages", "node_modules")
 
 
 def _undecodable(file: Path) -> list[str]:
