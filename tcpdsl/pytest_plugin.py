@@ -6,8 +6,9 @@ file or not, is imported and each kernel it defines is an item ``path/to/file.py
 PASS passes, FAIL fails with the kernel's stage report (and the first differing cells when the
 result is wrong), SKIP is skipped with the reason. A file that fails to import is one collection
 error. Files pytest collects itself (test files, files named on the command line) keep pytest's
-import; their kernels come through ``pytest_pycollect_makeitem``. Nothing of tcpdsl beyond this module is imported unless the plugin is on, so other test
-runs in the same environment start as fast as before. docs/ci.md lists the options.
+import; their kernels come through ``pytest_pycollect_makeitem``. Nothing of tcpdsl beyond this
+module is imported unless the plugin is on, so other test runs in the same environment start as
+fast as before. docs/ci.md lists the options.
 """
 
 from __future__ import annotations
@@ -151,9 +152,9 @@ class KernelItem(pytest.Item):
                 raise pytest.skip.Exception(str(result.skipped), _use_item_location=True)
             if result.status == "FAIL":
                 # the first line is what pytest's short summary shows
-                error = (result.error or "").splitlines()
-                report = [f"FAIL ({evaluator}, seed {seed}): {error[0] if error else 'no result'}", str(result)]
-                if not error or error[0].startswith("result differs from the oracle"):
+                first = (result.error or "failed").splitlines()[0]
+                report = [f"FAIL ({evaluator}, seed {seed}): {first}", str(result)]
+                if result.max_error is not None:  # it ran and was compared: a wrong result, so name its cells
                     report.append(mismatch_report(rerun(self.kernel, seed, evaluator)))
                 raise KernelFailed("\n".join(report))
 

@@ -23,6 +23,11 @@ FAST = settings(max_examples=15, deadline=None, suppress_health_check=[HealthChe
 
 Wp = tcp.axis("Wp", 64)
 H = tcp.axis("H", 32)
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+Stream = tcp.CollectTensor[tcp.bf16, m["1"], m["1 # 2"], m["1 # 256"], m["A, B / 16"], m["B % 16"]]
+LoadedWeights = tcp.TrfTensor[tcp.bf16, m["1"], m["1 # 2"], m["1 # 256"], m["C"], m["B"]]
 Tile = tcp.CollectTensor[tcp.i8, m["1"], m["1 # 2"], m["1 # 256"], m["Wp % 8"], m["H"]]
 Nibbles = tcp.CollectTensor[tcp.i4, m["1"], m["1 # 2"], m["1 # 256"], m["Wp % 8"], m["H # 64"]]
 
@@ -43,6 +48,22 @@ good, wrong = _module("good"), _module("wrong")
 @given(inputs(good.Stream), inputs(good.Weights))
 def test_a_correct_kernel_passes_on_every_drawn_input(x: object, w: object) -> None:
     check_kernel(good.matmul, x, w)
+
+
+@tcp.kernel
+def with_trf(x: Stream, w: LoadedWeights) -> object:
+    return (
+        x.contract_outer(w, out_time=m["A"], out_packet=m["B"])
+        .contract_packet(out_packet=m["1"])
+        .contract_time(out_time=m["A"])
+        .contract_lane(out_time=m["A"], out_packet=m["C"])
+    )
+
+
+@FAST
+@given(inputs(Stream), inputs(LoadedWeights))
+def test_trf_weights_are_drawn_too(x: object, w: object) -> None:
+    check_kernel(with_trf, x, w)
 
 
 @FAST

@@ -14,11 +14,16 @@ from typing import Any
 
 from tcpdsl.evaluate.oracle import OracleCheck, check
 from tcpdsl.evaluate.select import evaluator as using
+import numpy as np
+
+from tcpdsl.algebra import Term
 from tcpdsl.tensors.checking import kernel_info
+from tcpdsl.tensors.device import Device, Topology
 from tcpdsl.tensors.kernel_spec import TensorParam, _param, kernels_in, random_case
 from tcpdsl.tensors.logical import Tensor
+from tcpdsl.tensors.scalars import cast
 
-__all__ = ["OracleCheck", "TensorParam", "compare", "defines_kernel", "kernels_of", "rerun", "tensor_param"]
+__all__ = ["OracleCheck", "TensorParam", "compare", "defines_kernel", "kernels_of", "lay_out", "rerun", "tensor_param"]
 
 
 def kernels_of(module: types.ModuleType) -> list[tuple[str, Callable[..., Any]]]:
@@ -38,6 +43,14 @@ def tensor_param(tensor_type: object) -> TensorParam:
     Anything else raises the runner's ``KernelSpecError`` (a ``TcpError``) saying what it needs.
     """
     return _param("value", tensor_type, "tcpdsl.testing.inputs")
+
+
+def lay_out(param: TensorParam, values: np.ndarray[Any, Any], tiles: tuple[tuple[Term, int], ...] = ()) -> object:
+    """``values`` (one dimension per held term), cast to the dtype and laid out as the parameter's
+    type, on a device of its own; ``tiles`` are digits the tensor fixes, as a tile does."""
+    tensor = Tensor.of_terms(cast(values, param.dtype), param.terms, tiles)
+    device = Device(Topology(chips=param.spec.layout("Chip").size))
+    return param.build(tensor, device.main)
 
 
 def compare(result: object, inputs: Sequence[object] = ()) -> OracleCheck:

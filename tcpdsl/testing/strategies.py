@@ -5,7 +5,7 @@ holds exactly the digits the layout holds (a partial tensor when the layout hold
 and where the layout holds the low digits of an axis only, the draw may also fix the digits above
 them, giving a tile of a larger tensor (``t.tile(m["Wp / 8192"], i)``). Values are cast to the
 dtype, so each is representable in it. hypothesis is imported when a strategy is built, so that
-the package (and its pytest plugin) work without it.
+``tcpdsl.testing`` imports without it (``check_kernel`` needs no hypothesis).
 """
 
 from __future__ import annotations
@@ -15,10 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from tcpdsl.algebra import Term
-from tcpdsl.tensors.device import Device, Topology
-from tcpdsl.tensors.logical import Tensor
-from tcpdsl.tensors.scalars import cast
-from tcpdsl.testing.kernels import TensorParam, tensor_param
+from tcpdsl.testing.kernels import lay_out, tensor_param
 
 if TYPE_CHECKING:
     from hypothesis.strategies import SearchStrategy
@@ -48,7 +45,7 @@ def inputs(tensor_type: object, *, elements: SearchStrategy[Any] | None = None) 
     storage = np.float64 if dtype.is_float else np.int64
     values = hnp.arrays(storage, shape, elements=elements)
     fixed = st.tuples(*(_fixed_digit(st, digit) for digit in _digits_above(param.terms)))
-    return st.builds(_laid_out, st.just(param), values, fixed)
+    return st.builds(lambda raw, tiles: lay_out(param, raw, tuple(f for f in tiles if f is not None)), values, fixed)
 
 
 def _digits_above(terms: tuple[Term, ...]) -> list[Term]:
@@ -65,8 +62,3 @@ def _fixed_digit(st: Any, digit: Term) -> SearchStrategy[tuple[Term, int] | None
     tile: SearchStrategy[tuple[Term, int] | None] = st.integers(0, digit.count - 1).map(lambda i: (digit, i))
     return st.none() | tile  # type: ignore[no-any-return]
 
-
-def _laid_out(param: TensorParam, values: np.ndarray[Any, Any], fixed: tuple[tuple[Term, int] | None, ...]) -> object:
-    tensor = Tensor.of_terms(cast(values, param.dtype), param.terms, tuple(f for f in fixed if f is not None))
-    device = Device(Topology(chips=param.spec.layout("Chip").size))
-    return param.build(tensor, device.main)
