@@ -170,6 +170,7 @@ def test_the_package_is_installed_with_its_static_view(wheel_project: Path) -> N
     assert (package / "__init__.pyi").read_text() == (ROOT / "stubs" / "tcpdsl" / "__init__.pyi").read_text()
     assert (package / "py.typed").exists()
     assert (package / "cli" / "stage-rules.markdown").read_text() == (ROOT / "docs" / "stage-rules.md").read_text()
+    assert not (package.parent / "tcpdsl-stubs").exists()  # the wheel carries the stub once, inside the package
 
 
 def test_the_editable_install_reads_this_tree_and_its_stub_package(tmp_path_factory: pytest.TempPathFactory) -> None:
