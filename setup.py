@@ -2,8 +2,10 @@
 
 The one copy of that stub lives in ``stubs/tcpdsl/__init__.pyi``, where the project's own checkers
 and stubtest read it (``mypy_path``/``stubPath``). Checkers in a user's project read the installed
-package instead, so the build places the stub next to the facade module it describes. Everything
-else is configured in ``pyproject.toml``.
+package instead, so the build places the stub next to the facade module it describes. An editable
+install needs no copy: it puts the checkout's root on the path, where the link ``tcpdsl-stubs`` is
+a partial stub-only package (docs/static-checking.md). Everything else is configured in
+``pyproject.toml``.
 """
 
 from pathlib import Path

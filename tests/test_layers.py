@@ -34,7 +34,9 @@ LAYERS: dict[str, int] = {
     "static": 9,
     "cli": 10,
     "mypy_plugin": 10,
+    "testing": 10,
     "__main__": 11,
+    "pytest_plugin": 11,
 }
 FACADE = "__init__"  # tcpdsl/__init__.py loads the public names lazily from every layer.
 

@@ -1,5 +1,10 @@
 """``tcpdsl check PATH [PATH ...]``: mypy with the tcpdsl plugin, each diagnostic shown under its source line.
 
+``--format`` also gives the findings as JSON, GitHub Actions workflow commands or SARIF 2.1.0
+(docs/ci.md). The exit status is 0 when the paths are clean, 1 when mypy reports an error, and 2
+for a usage or environment error: no path, a path that does not exist or cannot be read as Python
+source (not UTF-8, a symbolic link loop, a folder without Python files), or mypy unable to run.
+
 When a tcpdsl diagnostic names a line holding ``m["..."]`` expressions, the one it is about is
 underlined with carets: the argument its message names (``OutPacket`` is ``out_packet=``), else the
 mapping its text quotes, else the first one from the reported column on.
@@ -8,18 +13,26 @@ mapping its text quotes, else the first one from the reported column on.
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import re
 import sys
 import tempfile
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
+
+from tcpdsl import __version__
+from tcpdsl.cli.findings import Finding, as_github, as_json, as_sarif
 
 PLUGIN: Final = "tcpdsl.mypy_plugin"
 CONFIG_NAMES: Final = ("mypy.ini", ".mypy.ini", "pyproject.toml", "setup.cfg")
 DIAGNOSTIC: Final = re.compile(r"^(?P<file>.+?):(?P<line>\d+):(?:(?P<col>\d+):)? (?P<severity>error|note|warning): (?P<text>.*)$")
 MAPPING_LITERAL: Final = re.compile(r"""\bm\[\s*(?P<q>["'])(?P<expr>.*?)(?P=q)\s*\]""")
 # The names the rule messages use for stage arguments (matched as whole words), and the keywords.
+FORMATS: Final = ("text", "json", "github", "sarif")
+CLEAN, FINDINGS, USAGE_ERROR = 0, 1, 2
 ROLES: Final = {
     "OutPacket": "out_packet",
     "OutTime": "out_time",
@@ -43,8 +56,15 @@ def add_parser(commands: Any) -> None:
     parser = commands.add_parser(
         "check",
         help="type-check kernels with mypy and the tcpdsl plugin",
-        usage="tcpdsl check [-h] PATH [PATH ...] [-- MYPY_OPTION ...]",
+        usage="tcpdsl check [-h] [--format {text,json,github,sarif}] PATH [PATH ...] [-- MYPY_OPTION ...]",
         description="Run mypy with the tcpdsl plugin on each PATH and show each diagnostic under its source line.",
+        epilog="exit status: 0 clean, 1 findings, 2 usage or environment errors",
+    )
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), json, github (GitHub Actions workflow commands) or sarif (SARIF 2.1.0)",
     )
     parser.add_argument(
         "words",
@@ -140,24 +160,8 @@ def render(diagnostic: Diagnostic, sources: dict[str, list[str]], context: str =
     return lines
 
 
-def package_root() -> Path | None:
-    """The folder holding the tcpdsl package when it is not an installed site package.
-
-    mypy cannot follow the import hooks of an editable install, so it is told where the sources are,
-    and where the static view of the facade is (``stubs/``; a wheel ships it inside the package).
-    """
-    root = Path(__file__).resolve().parents[2]
-    if any(part in ("site-packages", "dist-packages") for part in root.parts):
-        return None
-    return root
-
-
 def generated_config() -> str:
-    lines = ["[mypy]", f"plugins = {PLUGIN}", "follow_imports = silent"]
-    root = package_root()
-    if root is not None:
-        lines.append(f"mypy_path = {root / 'stubs'}, {root}")
-    return "\n".join(lines) + "\n"
+    return "\n".join(["[mypy]", f"plugins = {PLUGIN}", "follow_imports = silent"]) + "\n"
 
 
 def run_mypy(paths: list[Path], extra: list[str]) -> tuple[str, str, int]:
@@ -186,29 +190,116 @@ def _notes_after(items: list[Diagnostic | str], index: int) -> str:
     return "\n".join(notes)
 
 
+def unreadable(path: Path) -> list[str]:
+    """Why ``path`` cannot be checked, one message per bad file or folder (empty when it can).
+
+    mypy takes such paths for a crash of its own or for an empty folder; saying which path is bad
+    and why lets the user fix it.
+    """
+    if not path.exists():
+        loop = path.is_symlink()
+        return [f"{path}: {'a symbolic link that never resolves' if loop else 'no such file or directory'}"]
+    if path.is_file():
+        return _undecodable(path)
+    problems: list[str] = []
+    sources = 0
+    for folder, folders, files in os.walk(path):
+        here = Path(folder)
+        folders[:] = [name for name in folders if not _skipped(name)]
+        files = [name for name in files if not _skipped(name)]
+        for name in list(folders):
+            child = here / name
+            if child.is_symlink():
+                folders.remove(name)  # not walked into, since a loop would never end
+                try:
+                    target = child.resolve(strict=True)
+                except (OSError, RuntimeError):
+                    problems.append(f"{child}: a symbolic link that never resolves")
+                    continue
+                if target == here.resolve() or target in here.resolve().parents:
+                    problems.append(f"{child}: a symbolic link loop (it points at {target}, a folder above it)")
+        for name in files:
+            if name.endswith((".py", ".pyi")):
+                sources += 1
+                problems += _undecodable(here / name)
+    if sources == 0 and not problems:
+        problems.append(f"{path}: no Python files in this folder")
+    return problems
+
+
+def _skipped(name: str) -> bool:
+    """The names mypy leaves out when it walks a folder (hidden ones, caches, installed packages)."""
+    return name.startswith(".") or name in ("__pycache__", "site-packages", "node_modules")
+
+
+def _undecodable(file: Path) -> list[str]:
+    """A message when ``file`` is no Python source text in its declared encoding (UTF-8 by default)."""
+    try:
+        with tokenize.open(file) as source:
+            source.read()
+    except (SyntaxError, UnicodeDecodeError) as error:
+        return [f"{file}: not Python source text: it is not UTF-8 and declares no encoding it is written in ({error})"]
+    except OSError as error:
+        return [f"{file}: cannot be read ({error.strerror or error})"]
+    return []
+
+
+def findings(items: list[Diagnostic | str]) -> list[Finding]:
+    """Every error of mypy's report, with the notes attached to it."""
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, Diagnostic) and item.severity == "error":
+            notes = tuple(_notes_after(items, index).splitlines())
+            out.append(Finding.of(item.file, item.line, item.column, item.text, notes))
+    return out
+
+
 def execute(args: argparse.Namespace) -> int:
     words: list[str] = args.words
     split = words.index("--") if "--" in words else len(words)
     paths, extra = [Path(w) for w in words[:split]], words[split + 1 :]
     if not paths:
         print("tcpdsl check: name at least one file or directory to check", file=sys.stderr)
-        return 2
-    missing = [p for p in paths if not p.exists()]
-    if missing:
-        print(f"tcpdsl check: no such file or directory: {', '.join(map(str, missing))}", file=sys.stderr)
-        return 2
+        return USAGE_ERROR
+    options = [str(p) for p in paths if str(p).startswith("-")]
+    if options:
+        print(f"tcpdsl check: options go before the paths, mypy's after --: {' '.join(options)}", file=sys.stderr)
+        return USAGE_ERROR
+    problems = [problem for path in paths for problem in unreadable(path)]
+    if problems:
+        for problem in problems:
+            print(f"tcpdsl check: {problem}", file=sys.stderr)
+        print(f"tcpdsl check: nothing checked, {len(problems)} bad path{'s' if len(problems) != 1 else ''}", file=sys.stderr)
+        return USAGE_ERROR
     stdout, stderr, status = run_mypy(paths, extra)
-    sources: dict[str, list[str]] = {}
     items = parse_output(stdout)
-    errors = 0
+    found = findings(items)
+    where = " ".join(map(str, paths))
+    if args.format == "text":
+        _print_text(items)
+    elif status != USAGE_ERROR:
+        if args.format == "json":
+            print(json.dumps(as_json(found, [str(p) for p in paths]), indent=2))
+        elif args.format == "github":
+            print("\n".join(as_github(found)))
+        else:
+            print(json.dumps(as_sarif(found, __version__), indent=2))
+    if stderr:
+        print(stderr, file=sys.stderr, end="" if stderr.endswith("\n") else "\n")
+    if status == USAGE_ERROR:
+        if args.format != "text":
+            print(stdout, file=sys.stderr, end="")
+        print(f"tcpdsl check: mypy could not check {where}", file=sys.stderr)
+        return USAGE_ERROR
+    errors = len(found)
+    print(f"tcpdsl check: {errors} error{'s' if errors != 1 else ''} in {where}", file=sys.stderr)
+    return FINDINGS if errors or status else CLEAN
+
+
+def _print_text(items: list[Diagnostic | str]) -> None:
+    sources: dict[str, list[str]] = {}
     for index, item in enumerate(items):
         if isinstance(item, str):
             print(item)
-            continue
-        errors += item.severity == "error"
-        print("\n".join(render(item, sources, _notes_after(items, index))))
-    if stderr:
-        print(stderr, file=sys.stderr, end="" if stderr.endswith("\n") else "\n")
-    where = " ".join(map(str, paths))
-    print(f"tcpdsl check: {errors} error{'s' if errors != 1 else ''} in {where}", file=sys.stderr)
-    return status
+        else:
+            print("\n".join(render(item, sources, _notes_after(items, index))))

@@ -96,6 +96,7 @@ class OracleCheck:
     tolerance: float
     exact: bool
     passed: bool
+    outside: Array  # per cell: True where the result is outside its bound (a failure names these)
 
 
 def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | None = None) -> OracleCheck:
@@ -133,14 +134,15 @@ def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleChec
         error = np.abs(actual.astype(np.int64) - expected.astype(np.int64))
         max_error = float(error.max(initial=0))
         tolerance = 0.0
-        passed = max_error == 0.0
+        outside = error != 0
     else:
         diff = np.abs(actual.astype(np.float64) - expected.astype(np.float64))
         bound = 1e-5 * scale + 1e-30
         max_error = float(diff.max(initial=0.0))
         tolerance = float(bound.max(initial=0.0))
-        passed = bool(np.all(diff <= bound))
-    return OracleCheck(actual_tensor.axes, expected, actual, max_error, tolerance, exact, passed)
+        outside = ~(diff <= bound)  # NaN is outside every bound
+    passed = not bool(outside.any())
+    return OracleCheck(actual_tensor.axes, expected, actual, max_error, tolerance, exact, passed, outside)
 
 
 def demo(fn: Any, seed: int = 0) -> bool:

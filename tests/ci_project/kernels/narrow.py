@@ -1,0 +1,16 @@
+import tcpdsl as tcp
+from tcpdsl import m
+
+A = tcp.axis("A", 4)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+
+Stream = tcp.CollectTensor[tcp.bf16, m["1"], m["1 # 2"], m["1 # 256"], m["A, B / 16"], m["B % 16"]]
+Weights = tcp.CollectTensor[tcp.bf16, m["1"], m["1 # 2"], m["1 # 256"], m["C, B / 16"], m["B % 16"]]
+Out = tcp.ContractTensor[tcp.f32, m["1"], m["1 # 2"], m["1 # 256"], m["A"], m["C"]]
+
+
+@tcp.kernel
+def narrow_packet(x: Stream, w: Weights) -> object:
+    trf = w.to_trf(lane=m["C"], element=m["B"])
+    return x.contract_outer(trf, out_time=m["A"], out_packet=m["B % 8"])  # OutPacketFlits
