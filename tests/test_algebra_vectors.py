@@ -304,6 +304,19 @@ def test_split_pins_structure() -> None:
     assert equivalent(outer.pair(inner), m)
 
 
+@pytest.mark.parametrize(("text", "sizes", "n", "outer"), [
+    ("R % 7 #{0} 8", {"R": 7}, 4, "R # 8 / 4"),
+    ("C # 24 / 4", {"C": 12}, 2, "C # 16 / 8 # 3"),
+    ("[K # 33 / 3, K # 33 % 3] # 64", {"K": 32}, 8, "K / 8 # 8"),
+])
+def test_split_agrees_with_writing_the_split_out(text: str, sizes: dict[str, int], n: int, outer: str) -> None:
+    # A ragged stride of a one-slot operand is cut from that slot: the same text either way.
+    got_outer, got_inner = split_at(parse(text, sizes), n)
+    written_outer, written_inner = parse(f"[{text}] / {n}", sizes), parse(f"[{text}] % {n}", sizes)
+    assert str(got_outer) == str(written_outer) == outer
+    assert got_outer == written_outer and got_inner == written_inner
+
+
 def test_split_halves_of_a_ragged_digit_rejoin() -> None:
     m = P("R # 16", R=14)
     outer, inner = split_at(m, 4)

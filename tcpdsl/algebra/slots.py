@@ -267,9 +267,26 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     """The slots ``piece`` reads of the operand whose form is ``slots``: stride, keep, then pad."""
     live = piece.live
     assert isinstance(live, Composite)
-    strided = stride(slots, live.stride)
-    kept = None if strided is None else prefix(strided, live.count)
+    kept = _within_first(slots, live.stride, live.count)
+    if kept is None:
+        strided = stride(slots, live.stride)
+        kept = None if strided is None else prefix(strided, live.count)
     return None if kept is None else pad(kept, piece.extent, piece.kind)
+
+
+def _within_first(slots: Slots, s: int, count: int) -> Slots | None:
+    """The values ``0, s, ..., (count-1)·s`` of ``slots`` when they all fall in its first slot.
+
+    Then every other slot's digit is 0, so ``s`` need not divide the first slot's extent: value
+    ``d·s`` is live exactly when it is below the slot's live count (a ragged cut).
+    """
+    if not slots or s == 1 or (count - 1) * s >= slots[0].extent:
+        return None
+    first = slots[0]
+    if first.shared is not None:
+        return None
+    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind), s)
+    return simplify((cut_slot(scaled, count),) + _touches(list(slots[1:])))
 
 
 # -- simplify ----------------------------------------------------------------------------------
