@@ -542,3 +542,35 @@ def test_overshoot_stays_a_live_cell() -> None:
     # The canonical form keeps the two digits apart, so == agrees with the cells.
     assert str(m) == "S # 4 / 2, S = 2"
     assert m != P("S # 4", S=3) and not equivalent(m, P("S # 4", S=3))
+
+
+@pytest.mark.parametrize("i", [-1, 10**30])
+def test_a_cell_outside_every_mapping_is_refused(i: int) -> None:
+    m = P("A", A=4)
+    with pytest.raises(LayoutError) as caught:
+        m.cell(i)
+    assert (caught.value.stage, caught.value.rule) == ("mapping", "CellPosition")
+    assert str(caught.value) == (f"[mapping] CellPosition: cell {i} of A is no position: positions run from 0 to "
+                                 f"999999999999999999\n  hint: ask for a position in 0..3")
+    assert m.cell(4) is OUT_OF_BOUNDS and m.cell(999999999999999999) is OUT_OF_BOUNDS
+
+
+def test_operations_on_a_deep_expression_do_not_recurse_per_level() -> None:
+    deep = parse("A" + " / 1" * 255, {"A": 4})
+    assert str(deep) == "A" and deep == P("A", A=4)
+    assert [str(half) for half in deep.split_at(2)] == ["A / 2", "A % 2"]
+    chain: Mapping = P("B, A # 9", A=4, B=3)
+    for level in range(250):
+        chain = Stride(chain, 2) if level % 2 and chain.size % 2 == 0 else Padding(chain, chain.size + 1)
+    assert str(chain) == "(B, A # 9) # 28 / 2 # 262"
+    assert parse(str(chain), chain.axis_sizes()) == chain
+    assert equivalent(chain, chain.normalize())
+
+
+def test_equivalent_of_large_mappings_reads_the_slots() -> None:
+    sizes = {"A": 2**20, "B": 2**20}
+    assert equivalent(parse("[A / 1024, A % 1024], B", sizes), parse("A, B", sizes))
+    assert not equivalent(parse("A, B", sizes), parse("B, A", sizes))
+    # Cells name coordinates, not axis sizes: an overshooting digit holds what a longer axis holds.
+    assert equivalent(P("A # 4 / 2, A = 2", A=3), P("A", A=4))
+    assert P("A # 4 / 2, A = 2", A=3) != P("A", A=4)

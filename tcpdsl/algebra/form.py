@@ -16,9 +16,31 @@ from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Slot, Slots, 
 from tcpdsl.errors import LayoutError
 
 
+# Deeper trees are built bottom-up, each node from its cached operands, so that no input (the parser
+# allows 256 nested operators) recurses once per level.
+_SHALLOW = 32
+
+
 def form(m: Mapping) -> Slots:
     """The built slot form of ``m``, innermost first (cached on structure)."""
+    if m.height > _SHALLOW:
+        for node in _bottom_up(m):
+            _form_cached(StructKey(node))
     return _form_cached(StructKey(m))
+
+
+def _bottom_up(m: Mapping) -> list[Mapping]:
+    """The nodes of ``m``, every one after the nodes below it."""
+    out: list[Mapping] = []
+    stack = [m]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, Pair):
+            stack += (node.left, node.right)
+        elif isinstance(node, (Stride, Modulo, Resize, Padding)):
+            stack.append(node.inner)
+    return out[::-1]
 
 
 @lru_cache(maxsize=65536)

@@ -112,8 +112,14 @@ class Mapping:
 
     # -- meaning: cells and the canonical form -----------------------------------------------
     def cell(self, i: int) -> Cell:
-        """The cell at position ``i`` (docs/mapping-language.md §1.7)."""
-        return _operations().cell_at(self, as_int(i, "position", "cell"))
+        """The cell at position ``i`` (docs/mapping-language.md §1.7); past the end it is out of bounds."""
+        i = as_int(i, "position", "cell")
+        if not 0 <= i <= MAX_SIZE:
+            raise LayoutError(
+                MAPPING_STAGE, "CellPosition", f"cell {i} of {self.text} is no position: positions run from 0 to {MAX_SIZE}",
+                f"ask for a position in 0..{self.size - 1}",
+            )
+        return _operations().cell_at(self, i)
 
     def normalize(self) -> Mapping:
         """The canonical form (docs/mapping-language.md §1.8), as a mapping."""

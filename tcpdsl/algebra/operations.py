@@ -15,7 +15,7 @@ from tcpdsl.algebra.form import clear_form_cache
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Modulo, Stride, StructKey, as_int, as_mapping
 from tcpdsl.algebra.render import render
 from tcpdsl.algebra.semantics import cell_at
-from tcpdsl.algebra.slots import Slot, slot_strides
+from tcpdsl.algebra.slots import Digit, Slot, Slots, operands_in, simplify, slot_strides
 from tcpdsl.errors import LayoutError
 
 __all__ = [
@@ -86,9 +86,33 @@ def _padding_per_stride(key: StructKey) -> tuple[tuple[int, int], ...]:
 
 
 def equivalent(a: Mapping, b: Mapping) -> bool:
-    """Equal size and equal cells at every position (docs/mapping-language.md §1.7)."""
+    """Equal size and equal cells at every position (docs/mapping-language.md §1.7).
+
+    The slots decide it wherever they can, so that large mappings compare fast: equal canonical
+    forms hold equal cells, and two forms without operands hold equal cells exactly when they are
+    equal once no digit is held back by its axis size (§1.9). Only forms with operands are compared
+    cell by cell.
+    """
     a, b = as_mapping(a, "equivalent"), as_mapping(b, "equivalent")
-    return a.size == b.size and all(_same(cell_at(a, i), cell_at(b, i)) for i in range(a.size))
+    if a.size != b.size:
+        return False
+    x, y = slots_of(a), slots_of(b)
+    if x == y:
+        return True
+    if not (operands_in(x) or operands_in(y)):
+        return _unbounded(x) == _unbounded(y)
+    return all(_same(cell_at(a, i), cell_at(b, i)) for i in range(a.size))
+
+
+def _unbounded(slots: Slots) -> Slots:
+    """``slots`` as if every axis were long enough for any digit to merge: cells name coordinates,
+    not the axis sizes that keep an overshooting digit apart (§1.8, rule 3)."""
+    tops: dict[str, int] = {}
+    for slot in slots:
+        if isinstance(slot.live, Digit):
+            tops[slot.live.sym] = max(tops.get(slot.live.sym, 0), slot.live.stride * slot.live.count)
+    return simplify(tuple(Slot(Digit(live.sym, tops[live.sym], live.stride, live.count), slot.extent, slot.kind)
+                          if isinstance(live := slot.live, Digit) else slot for slot in slots))
 
 
 def _same(x: Cell, y: Cell) -> bool:
