@@ -305,7 +305,9 @@ def test_split_pins_structure() -> None:
 
 
 @pytest.mark.parametrize(("text", "sizes", "n", "outer"), [
-    ("R % 7 #{0} 8", {"R": 7}, 4, "R # 8 / 4"),
+    ("R % 7 #{0} 8", {"R": 7}, 4, "R #{0} 8 / 4"),
+    ("R % 7 #{!} 8", {"R": 7}, 4, "R #{!} 8 / 4"),
+    ("R % 7 # 8", {"R": 7}, 4, "R # 8 / 4"),
     ("C # 24 / 4", {"C": 12}, 2, "C # 16 / 8 # 3"),
     ("[K # 33 / 3, K # 33 % 3] # 64", {"K": 32}, 8, "K / 8 # 8"),
 ])
@@ -574,3 +576,14 @@ def test_equivalent_of_large_mappings_reads_the_slots() -> None:
     # Cells name coordinates, not axis sizes: an overshooting digit holds what a longer axis holds.
     assert equivalent(P("A # 4 / 2, A = 2", A=3), P("A", A=4))
     assert P("A # 4 / 2, A = 2", A=3) != P("A", A=4)
+
+
+def test_a_stride_of_a_padded_axis_keeps_the_padding_its_text_pads_with() -> None:
+    # No cell of K #{0} 1008 / 16 (K=999) is padding, but its text pools with K #{0} 1008 % 16:
+    # the canonical text pads K as written, so that the pieces still sum to Zero padding.
+    zero, top = P("K #{0} 1008 / 16", K=999), P("K # 1008 / 16", K=999)
+    assert (str(zero), str(top)) == ("K #{0} 1008 / 16", "K # 1008 / 16")
+    assert zero != top and equivalent(zero, top)
+    assert cell_at(parse(f"{zero}, {P('K #{0} 1008 % 16', K=999).text}", {"K": 999}), 999) == Pad(PaddingKind.ZERO)
+    outer, inner = split_at(P("K #{0} 1008", K=999), 16)
+    assert (str(outer), str(inner)) == ("K #{0} 1008 / 16", "K = 16")

@@ -101,7 +101,10 @@ Live = Union[Bcast, Digit, Composite, None]
 class Slot:
     """One factor: its term ``live`` (``None`` is pure padding), padded ``extent`` and padding ``kind``.
 
-    ``count`` is how many digit values are live (read often, so kept).
+    ``count`` is how many digit values are live (read often, so kept). The kind of a slot without
+    padding is Top, unless its term is cut from a padded axis or operand that the stride does not
+    divide: then the text that spells it pads first, and the kind says with what, since that text
+    pools with other pieces of it (docs/mapping-language.md §1.8).
     """
 
     live: Live
@@ -112,6 +115,8 @@ class Slot:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", live_count(self.live))
+        if self.kind is not TOP and self.extent <= self.count and not _spelt_padded(self.live):
+            object.__setattr__(self, "kind", TOP)
 
     @property
     def padded(self) -> bool:
@@ -119,6 +124,15 @@ class Slot:
 
 
 Slots = tuple[Slot, ...]
+
+
+def _spelt_padded(live: Live) -> bool:
+    """Whether the text of ``live`` pads its axis or operand to a multiple of its stride first."""
+    if isinstance(live, Digit):
+        return live.n % live.stride != 0 and live.stride * live.count > live.n
+    if isinstance(live, Composite):
+        return live.operand.size % live.stride != 0 and live.stride * live.count > live.operand.size
+    return False
 
 
 def live_count(live: Live) -> int:
@@ -155,8 +169,8 @@ def operands_in(slots: Slots) -> list[Operand]:
 
 
 def make(live: Live, extent: int, kind: PaddingKind, shared: Shared | None = None) -> Slot:
-    """A slot, its kind made irrelevant (Top) when nothing is padded."""
-    return Slot(live, extent, kind if extent > live_count(live) else TOP, shared)
+    """A slot; :class:`Slot` makes its kind Top where it cannot matter."""
+    return Slot(live, extent, kind, shared)
 
 
 def touch(operand: Operand) -> Slot:
@@ -267,25 +281,26 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     """The slots ``piece`` reads of the operand whose form is ``slots``: stride, keep, then pad."""
     live = piece.live
     assert isinstance(live, Composite)
-    kept = _within_first(slots, live.stride, live.count)
+    kept = _within_first(slots, live.stride, live.count, piece.kind)
     if kept is None:
         strided = stride(slots, live.stride)
         kept = None if strided is None else prefix(strided, live.count)
     return None if kept is None else pad(kept, piece.extent, piece.kind)
 
 
-def _within_first(slots: Slots, s: int, count: int) -> Slots | None:
+def _within_first(slots: Slots, s: int, count: int, kind: PaddingKind) -> Slots | None:
     """The values ``0, s, ..., (count-1)·s`` of ``slots`` when they all fall in its first slot.
 
     Then every other slot's digit is 0, so ``s`` need not divide the first slot's extent: value
-    ``d·s`` is live exactly when it is below the slot's live count (a ragged cut).
+    ``d·s`` is live exactly when it is below the slot's live count (a ragged cut). Padding the slot
+    does not reach, its own or the piece's ``kind``, still spells the cut (:class:`Slot`).
     """
     if not slots or s == 1 or (count - 1) * s >= slots[0].extent:
         return None
     first = slots[0]
     if first.shared is not None:
         return None
-    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind), s)
+    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind), s)
     return simplify((cut_slot(scaled, count),) + _touches(list(slots[1:])))
 
 
