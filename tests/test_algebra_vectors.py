@@ -587,3 +587,17 @@ def test_a_stride_of_a_padded_axis_keeps_the_padding_its_text_pads_with() -> Non
     assert cell_at(parse(f"{zero}, {P('K #{0} 1008 % 16', K=999).text}", {"K": 999}), 999) == Pad(PaddingKind.ZERO)
     outer, inner = split_at(P("K #{0} 1008", K=999), 16)
     assert (str(outer), str(inner)) == ("K #{0} 1008 / 16", "K = 16")
+
+
+@pytest.mark.parametrize(("texts", "sizes", "canonical"), [
+    (["(C, F) % 6 / 2", "[(C, F) / 2] % 3"], {"C": 4, "F": 3}, "(C % 2, F) / 2"),
+    (["[(A, D, E) #{0} 18] / 3", "(A, E) / 3 #{0} 6", "(A #{0} 9, E) / 3"], {"A": 6, "D": 1, "E": 2},
+     "(A = 5, E) #{0} 12 / 3 #{0} 6"),
+    (["[1 = 1 #{!} 2 # 6] / 3", "(1 # 3, 1 #{!} 2) / 3"], {}, "1 # 2"),
+    (["[(A # 11, 2) = 12] / 6", "A = 6 / 3"], {"A": 7}, "A = 6 / 3"),
+])
+def test_one_piece_reads_one_operand_whatever_the_spelling(texts: list[str], sizes: dict[str, int],
+                                                            canonical: str) -> None:
+    found = [parse(text, sizes) for text in texts]
+    assert [str(m) for m in found] == [canonical] * len(texts)
+    assert all(equivalent(m, found[0]) for m in found)

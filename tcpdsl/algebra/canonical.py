@@ -36,8 +36,10 @@ from tcpdsl.algebra.slots import (
     cut,
     is_touch,
     operands_in,
+    piece,
     prefix,
     simplify,
+    size_of,
     slot_strides,
     stride,
 )
@@ -124,7 +126,7 @@ class _Canon:
         while changed:
             changed = False
             for operand in self.order:
-                if operand in self.forms and self._settle(operand):
+                if operand in self.forms and (self._settle(operand) or self._trim(operand)):
                     self._index = None
                     changed = True
         if not self.forms:
@@ -224,6 +226,48 @@ class _Canon:
         del self.forms[operand]
         for slots, _ in places:
             slots[:] = simplify(tuple(slots))
+        return True
+
+    def _trim(self, operand: Operand) -> bool:
+        """Cut an operand read by one piece down to what the piece reads; whether anything changed.
+
+        Padding at the top of the operand is padding of the piece once the piece stops before it,
+        and positions past the last one the piece reads are no part of it: so each text that reads
+        the same cells through one piece comes to one operand (docs/mapping-language.md §1.8).
+        """
+        places = self._places(operand)
+        if len(places) != 1 or len(places[0][1]) != 1:
+            return False
+        slots, (i,) = places[0]
+        reader = slots[i]
+        live = reader.live
+        assert isinstance(live, Composite)
+        own = tuple(self.forms[operand])
+        if live.count == 1 or not own:
+            return False
+        top = own[-1]
+        total = size_of(own)
+        if top.padded and top.shared is None:
+            filled = total // top.extent * top.count
+            keep = min(live.count, -(-filled // live.stride))
+            if keep < live.count and (not reader.padded or reader.kind == top.kind):
+                self.forms[operand] = list(simplify(own[:-1] + (Slot(top.live, top.count),)))
+                slots[i] = Slot(piece(operand, live.stride, keep), reader.extent, top.kind)
+                slots[:] = simplify(tuple(slots))
+                return True
+        reach = (live.count - 1) * live.stride
+        below = 1
+        for slot in own:
+            if below * slot.extent > reach:
+                size = below * (reach // below + 1)
+                break
+            below *= slot.extent
+        if size >= total:
+            return False
+        cut_down = prefix(own, size)
+        if cut_down is None:
+            return False
+        self.forms[operand] = list(cut_down)
         return True
 
     @staticmethod

@@ -281,7 +281,7 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     """The slots ``piece`` reads of the operand whose form is ``slots``: stride, keep, then pad."""
     live = piece.live
     assert isinstance(live, Composite)
-    kept = _within_first(slots, live.stride, live.count, piece.kind)
+    kept = prefix(slots, 1) if live.count == 1 else _within_first(slots, live.stride, live.count, piece.kind)
     if kept is None:
         strided = stride(slots, live.stride)
         kept = None if strided is None else prefix(strided, live.count)
@@ -289,19 +289,25 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
 
 
 def _within_first(slots: Slots, s: int, count: int, kind: PaddingKind) -> Slots | None:
-    """The values ``0, s, ..., (count-1)·s`` of ``slots`` when they all fall in its first slot.
+    """The values ``0, s, ..., (count-1)·s`` of ``slots`` when they all fall in one slot.
 
-    Then every other slot's digit is 0, so ``s`` need not divide the first slot's extent: value
+    Slots whose extent divides ``s`` are always 0 and drop out; when every value then falls in the
+    next slot, every slot above it is 0 too, so ``s`` need not divide that slot's extent: value
     ``d·s`` is live exactly when it is below the slot's live count (a ragged cut). Padding the slot
     does not reach, its own or the piece's ``kind``, still spells the cut (:class:`Slot`).
     """
-    if not slots or s == 1 or (count - 1) * s >= slots[0].extent:
+    below = 0
+    while below < len(slots) and s % slots[below].extent == 0:
+        s //= slots[below].extent
+        below += 1
+    if below == len(slots) or s == 1 or (count - 1) * s >= slots[below].extent:
         return None
-    first = slots[0]
+    first = slots[below]
     if first.shared is not None:
         return None
     scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind), s)
-    return simplify((cut_slot(scaled, count),) + _touches(list(slots[1:])))
+    dropped = list(slots[:below]) + list(slots[below + 1:])
+    return simplify((cut_slot(scaled, count),) + _touches(dropped))
 
 
 # -- simplify ----------------------------------------------------------------------------------
