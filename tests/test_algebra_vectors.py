@@ -601,3 +601,16 @@ def test_one_piece_reads_one_operand_whatever_the_spelling(texts: list[str], siz
     found = [parse(text, sizes) for text in texts]
     assert [str(m) for m in found] == [canonical] * len(texts)
     assert all(equivalent(m, found[0]) for m in found)
+
+
+def test_clear_caches_forgets_every_memo_of_the_algebra() -> None:
+    from tcpdsl.algebra import clear_caches, held
+    from tcpdsl.algebra.divide import _divide
+    from tcpdsl.algebra.terms import _held_cached
+
+    m = P("A / 4, B", A=16, B=2)
+    before = (str(m), held(m).terms, divide_exact(m, P("B", B=2)))
+    assert _held_cached.cache_info().currsize > 0 and _divide.cache_info().currsize > 0
+    clear_caches()
+    assert _held_cached.cache_info().currsize == 0 and _divide.cache_info().currsize == 0
+    assert (str(m), held(m).terms, divide_exact(m, P("B", B=2))) == before

@@ -23,8 +23,8 @@ operands that remain are numbered so that distinct operands with equal forms sta
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
@@ -44,7 +44,7 @@ from tcpdsl.algebra.slots import (
     stride,
 )
 
-__all__ = ["as_pieces", "canonical", "clear_slots_cache", "slots_of"]
+__all__ = ["as_pieces", "canonical", "slots_of"]
 
 
 def slots_of(m: Mapping) -> Slots:
@@ -52,13 +52,9 @@ def slots_of(m: Mapping) -> Slots:
     return _slots(StructKey(as_mapping(m, "slots")))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _slots(key: StructKey) -> Slots:
     return canonical(form(key.node))
-
-
-def clear_slots_cache() -> None:
-    _slots.cache_clear()
 
 
 def canonical(slots: Slots) -> Slots:

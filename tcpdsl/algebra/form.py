@@ -9,8 +9,7 @@ form (:mod:`tcpdsl.algebra.canonical`) then writes operands out as digits wherev
 
 from __future__ import annotations
 
-from functools import lru_cache
-
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, StructKey, Stride, Symbol
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Slot, Slots, cut_slot, make, scale_slot, simplify
 from tcpdsl.errors import LayoutError
@@ -43,13 +42,9 @@ def _bottom_up(m: Mapping) -> list[Mapping]:
     return out[::-1]
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _form_cached(key: StructKey) -> Slots:
     return _form(key.node)
-
-
-def clear_form_cache() -> None:
-    _form_cached.cache_clear()
 
 
 def _form(m: Mapping) -> Slots:

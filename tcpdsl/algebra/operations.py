@@ -6,12 +6,9 @@ dictionary lookup.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from tcpdsl.algebra.canonical import as_pieces, canonical, clear_slots_cache, slots_of
+from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.canonical import as_pieces, canonical, slots_of
 from tcpdsl.algebra.cells import Cell
-from tcpdsl.algebra.divide import clear_divide_cache
-from tcpdsl.algebra.form import clear_form_cache
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Modulo, Stride, StructKey, as_int, as_mapping
 from tcpdsl.algebra.render import render
 from tcpdsl.algebra.semantics import cell_at
@@ -20,7 +17,6 @@ from tcpdsl.errors import LayoutError
 
 __all__ = [
     "cell_at",
-    "clear_caches",
     "equivalent",
     "normalize",
     "padding_per_stride",
@@ -35,7 +31,7 @@ def normalize(m: Mapping) -> Mapping:
     return _normalize(StructKey(as_mapping(m, "normalize")))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _normalize(key: StructKey) -> Mapping:
     return render(slots_of(key.node))
 
@@ -55,7 +51,7 @@ def split_at(m: Mapping, n: int) -> tuple[Mapping, Mapping]:
     return _split_at(StructKey(m), n)
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _split_at(key: StructKey, n: int) -> tuple[Mapping, Mapping]:
     whole = _normalize(key)
     return Stride(whole, n), Modulo(whole, n)
@@ -77,7 +73,7 @@ def padding_per_stride(m: Mapping) -> dict[int, int]:
     return dict(_padding_per_stride(StructKey(as_mapping(m, "padding_per_stride"))))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _padding_per_stride(key: StructKey) -> tuple[tuple[int, int], ...]:
     slots = slots_of(key.node)
     # A one-cell slot (a piece that only ranks its operand) starts no extent of its own.
@@ -117,12 +113,3 @@ def _unbounded(slots: Slots) -> Slots:
 
 def _same(x: Cell, y: Cell) -> bool:
     return x is y or x == y
-
-
-def clear_caches() -> None:
-    """Forget every cached form and operation result (for cold-start measurements)."""
-    clear_form_cache()
-    clear_slots_cache()
-    clear_divide_cache()
-    for cached in (_normalize, _split_at, _padding_per_stride):
-        cached.cache_clear()

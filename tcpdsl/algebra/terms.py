@@ -16,8 +16,8 @@ holds, and to shape the logical view of a stage result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.canonical import slots_of
 from tcpdsl.algebra.nodes import Mapping, Pair, StructKey, Symbol
 from tcpdsl.algebra.render import render_slot
@@ -61,7 +61,7 @@ class Term:
         return self.text
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _text(term: Term) -> str:
     return term.mapping().text
 
@@ -120,7 +120,7 @@ def held(mapping: Mapping) -> Held:
     return _held_cached(StructKey(mapping))
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _held_cached(key: StructKey) -> Held:
     mapping = key.node
     sizes = mapping.axis_sizes()
