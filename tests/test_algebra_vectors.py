@@ -3,6 +3,8 @@ divide (§1.9), corner cases (§1.10), and the reference's own algebra tests."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tcpdsl.algebra import (
@@ -614,3 +616,35 @@ def test_clear_caches_forgets_every_memo_of_the_algebra() -> None:
     clear_caches()
     assert _held_cached.cache_info().currsize == 0 and _divide.cache_info().currsize == 0
     assert (str(m), held(m).terms, divide_exact(m, P("B", B=2))) == before
+
+
+@pytest.mark.parametrize(("op", "n", "call"), [
+    ("=", 0, lambda a: a.resize(0)),
+    ("/", 3, lambda a: a.stride(3)),
+    ("%", 5, lambda a: a.modulo(5)),
+    ("=", 40, lambda a: a.resize(40)),
+    ("#", 16, lambda a: a.padding(16)),
+])
+def test_each_size_rule_reads_the_same_written_or_called(op: str, n: int, call: Any) -> None:
+    a = P("A", A=32)
+    with pytest.raises(LayoutError) as written:
+        parse(f"A {op} {n}", {"A": 32})
+    with pytest.raises(LayoutError) as called:
+        call(a)
+    assert (called.value.rule, called.value.hint) == (written.value.rule, written.value.hint)
+    assert written.value.detail == f'{called.value.detail} (in m["A {op} {n}"])'
+    if op != "#":  # a raw shrinking padding acts as a resize
+        with pytest.raises(LayoutError) as raw:
+            normalize({"/": Stride, "%": Modulo, "=": Resize}[op](a, n))
+        assert (raw.value.rule, raw.value.detail, raw.value.hint) == (called.value.rule, called.value.detail,
+                                                                       called.value.hint)
+
+
+def test_a_stride_that_does_not_divide_says_how_to_pad() -> None:
+    with pytest.raises(LayoutError) as caught:
+        P("A", A=32).stride(3)
+    assert str(caught.value) == ("[mapping] StrideIndivisible: stride 3 does not divide size 32 of A\n"
+                                 "  hint: divisors of 32: 1, 2, 4, 8, 16, 32; or pad first: A # 33 / 3")
+    with pytest.raises(LayoutError) as empty:
+        P("A", A=32).resize(0)
+    assert (empty.value.rule, empty.value.detail) == ("EmptyMapping", "resize to 0 leaves no cells of A")
