@@ -39,7 +39,7 @@ from tcpdsl.algebra.operations import (
 )
 from tcpdsl.algebra.render import render_slot
 from tcpdsl.algebra.scope import Axis, axis, check_axis_sizes, m, parse
-from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Shared, Slot, Slots, slot_strides
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Shared, Slot, Slots, joined_count, slot_strides
 from tcpdsl.algebra.terms import (
     Held,
     NotATerm,
@@ -95,6 +95,7 @@ __all__ = [
     "divide_terms_or_reason",
     "equivalent",
     "held",
+    "joined_count",
     "logical_terms",
     "m",
     "normalize",

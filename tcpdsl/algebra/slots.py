@@ -135,6 +135,15 @@ def _spelt_padded(live: Live) -> bool:
     return False
 
 
+def joined_count(low_stride: int, low_count: int, high_stride: int, high_count: int) -> int | None:
+    """The count of one digit equal to a digit of an axis and the digit right above it, or None.
+
+    The one test for merging digits whose strides touch: the higher digit starts where the lower
+    one ends. Slots, held terms and the planner's layouts all merge by it.
+    """
+    return low_count * high_count if high_stride == low_stride * low_count else None
+
+
 def live_count(live: Live) -> int:
     if live is None:
         return 1
@@ -363,9 +372,10 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
     if isinstance(a, Bcast) and isinstance(b, Bcast):
         return [make(Bcast(a.c * b.c), extent, outer.kind)]
     if isinstance(a, Digit) and isinstance(b, Digit):
-        if a.sym != b.sym or b.stride != a.stride * a_count or (a_count * b.count - 1) * a.stride >= a.n:
+        count = joined_count(a.stride, a_count, b.stride, b.count) if a.sym == b.sym else None
+        if count is None or (count - 1) * a.stride >= a.n:
             return None  # not adjacent digits of one axis, or the joint digit would overshoot it
-        return [make(Digit(a.sym, a.n, a.stride, a_count * b.count), extent, outer.kind)]
+        return [make(Digit(a.sym, a.n, a.stride, count), extent, outer.kind)]
     if isinstance(a, Composite) and isinstance(b, Composite) and a.operand == b.operand:
         if b.count == 1:
             # A piece that only reads position 0 ranks the operand where the inner piece already

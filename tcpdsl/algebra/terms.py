@@ -21,7 +21,7 @@ from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.canonical import slots_of
 from tcpdsl.algebra.nodes import Mapping, Pair, StructKey, Symbol
 from tcpdsl.algebra.render import render_slot
-from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, slot_strides
+from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, joined_count, slot_strides
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +74,10 @@ def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
     for term in ordered:
         if merged and term.stride < merged[-1].top:
             return None
-        if merged and term.stride == merged[-1].top:
-            last = merged[-1]
-            merged[-1] = Term(last.axis, last.n, last.stride, last.count * term.count)
+        last = merged[-1] if merged else None
+        count = None if last is None else joined_count(last.stride, last.count, term.stride, term.count)
+        if last is not None and count is not None:
+            merged[-1] = Term(last.axis, last.n, last.stride, count)
         else:
             merged.append(term)
     return tuple(reversed(merged))
