@@ -212,7 +212,7 @@ class _Canon:
         if len(pieces) > 1 and not (_flat(own) and self._quiet(own, pieces)):
             return False  # written out apart, the pieces would no longer add up in the operand
         cuts = [[cut(own, slots[i]) for i in where] for slots, where in places]
-        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and _feeds_under_padding(piece))
+        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and self._feeds_under_padding(operand, piece))
                for found in cuts for piece in found):
             return False
         for (slots, where), found in zip(places, cuts):
@@ -241,6 +241,20 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
+        low = own[0]
+        if len(own) > 1 and live.stride % low.extent == 0 and low.shared is None and not isinstance(low.live, Composite):
+            # Every value the piece reads is 0 in the innermost slot, which is live there.
+            self.forms[operand] = list(own[1:])
+            slots[i] = Slot(piece(operand, live.stride // low.extent, live.count), reader.extent, reader.kind)
+            return True
+        if (len(own) > 1 and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0
+                and low.shared is None and not isinstance(low.live, Composite)):
+            # The piece reads every value of the innermost slot with every value above it: that slot
+            # is a slot of the reader's list, right under the rest of the piece.
+            self.forms[operand] = list(own[1:])
+            rest = Slot(piece(operand, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)
+            slots[i:i + 1] = [low, rest]
+            return True
         top = own[-1]
         total = size_of(own)
         if top.padded and top.shared is None:
@@ -265,6 +279,18 @@ class _Canon:
             return False
         self.forms[operand] = list(cut_down)
         return True
+
+    def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
+        """Whether slots under the outermost one read operands that pieces elsewhere read too.
+
+        A padded piece reads nothing while its digit is in the padding; written out, its padding
+        sits on the outermost slot, and the slots under it would still feed their operands. That
+        changes nothing unless other pieces of those operands, outside ``operand``, add to them.
+        """
+        if not (slots and slots[-1].padded):
+            return False
+        inside = self.forms[operand]
+        return any(where is not inside for fed in operands_in(slots[:-1]) for where, _ in self._places(fed))
 
     @staticmethod
     def _quiet(own: Slots, pieces: list[Slot]) -> bool:
@@ -337,16 +363,6 @@ def _covered(slots: list[Slot], index: int) -> bool:
     above = slots[index + 1]
     return above.live is None or (isinstance(above.live, Composite) and above.padded
                                   and above.live.operand == slots[index].live.operand)  # type: ignore[union-attr]
-
-
-def _feeds_under_padding(slots: Slots) -> bool:
-    """Whether slots under the outermost one read operands.
-
-    A padded piece reads nothing while its digit is in the padding; written out, its padding sits
-    on the outermost slot, and the slots under it would still feed their operands, which other
-    pieces may read.
-    """
-    return bool(slots) and slots[-1].padded and bool(operands_in(slots[:-1]))
 
 
 def _flat(slots: Slots) -> bool:
