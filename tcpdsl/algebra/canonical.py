@@ -228,8 +228,9 @@ class _Canon:
         """Cut an operand read by one piece down to what the piece reads; whether anything changed.
 
         Padding at the top of the operand is padding of the piece once the piece stops before it,
-        and positions past the last one the piece reads are no part of it: so each text that reads
-        the same cells through one piece comes to one operand (docs/mapping-language.md §1.8).
+        positions past the span the piece strides over are no part of it, and an innermost slot
+        the piece reads at 0 only, or whole, is no part of it either: so each text that reads the
+        same cells through one piece comes to one operand (docs/mapping-language.md §1.8).
         """
         places = self._places(operand)
         if len(places) != 1 or len(places[0][1]) != 1:
@@ -265,14 +266,15 @@ class _Canon:
                 slots[i] = Slot(piece(operand, live.stride, keep), reader.extent, top.kind)
                 slots[:] = simplify(tuple(slots))
                 return True
-        reach = (live.count - 1) * live.stride
-        below = 1
+        # Keep the whole span the piece strides over, so that cutting never makes its text pad.
+        span = live.count * live.stride
+        below = size = 1
         for slot in own:
-            if below * slot.extent > reach:
-                size = below * (reach // below + 1)
+            if below * slot.extent >= span:
+                size = below * -(-span // below)
                 break
             below *= slot.extent
-        if size >= total:
+        if span >= total or size >= total:
             return False
         cut_down = prefix(own, size)
         if cut_down is None:
