@@ -23,6 +23,7 @@ operands that remain are numbered so that distinct operands with equal forms sta
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.form import form
@@ -242,44 +243,17 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        low = own[0]
-        if len(own) > 1 and live.stride % low.extent == 0 and low.shared is None and not isinstance(low.live, Composite):
-            # Every value the piece reads is 0 in the innermost slot, which is live there.
-            self.forms[operand] = list(own[1:])
-            slots[i] = Slot(piece(operand, live.stride // low.extent, live.count), reader.extent, reader.kind)
-            return True
-        if (len(own) > 1 and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0
-                and low.shared is None and not isinstance(low.live, Composite)):
-            # The piece reads every value of the innermost slot with every value above it: that slot
-            # is a slot of the reader's list, right under the rest of the piece.
-            self.forms[operand] = list(own[1:])
-            rest = Slot(piece(operand, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)
-            slots[i:i + 1] = [low, rest]
-            return True
-        top = own[-1]
-        total = size_of(own)
-        if top.padded and top.shared is None:
-            filled = total // top.extent * top.count
-            keep = min(live.count, -(-filled // live.stride))
-            if keep < live.count and (not reader.padded or reader.kind == top.kind):
-                self.forms[operand] = list(simplify(own[:-1] + (Slot(top.live, top.count),)))
-                slots[i] = Slot(piece(operand, live.stride, keep), reader.extent, top.kind)
-                slots[:] = simplify(tuple(slots))
-                return True
-        # Keep the whole span the piece strides over, so that cutting never makes its text pad.
-        span = live.count * live.stride
-        below = size = 1
-        for slot in own:
-            if below * slot.extent >= span:
-                size = below * -(-span // below)
-                break
-            below *= slot.extent
-        if span >= total or size >= total:
+        found = _trimmed(own, live, reader)
+        if found is None:
             return False
-        cut_down = prefix(own, size)
-        if cut_down is None:
-            return False
-        self.forms[operand] = list(cut_down)
+        form, read = found
+        # A new operand, so that its size (which decides how its pieces are spelt) is the new one.
+        fresh = Operand(form, operand.tag)
+        del self.forms[operand]
+        self.forms[fresh] = list(form)
+        self.order[self.order.index(operand)] = fresh
+        slots[i:i + 1] = read(fresh)
+        slots[:] = simplify(tuple(slots))
         return True
 
     def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
@@ -358,6 +332,36 @@ class _Canon:
                 rebuilt[operand] = Operand(slots, seen.get(slots, 0))
                 seen[slots] = seen.get(slots, 0) + 1
         return settled(self.top)
+
+
+def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+    """The form of an operand cut down to what its one piece ``reader`` reads, and how the piece
+    then reads it; None when nothing is to cut (see ``_Canon._trim``)."""
+    low, top, total = own[0], own[-1], size_of(own)
+    plain = low.shared is None and not isinstance(low.live, Composite)
+    if len(own) > 1 and plain and live.stride % low.extent == 0:
+        # Every value the piece reads is 0 in the innermost slot, which is live there.
+        return own[1:], lambda o: [Slot(piece(o, live.stride // low.extent, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and plain and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0:
+        # The piece reads every value of the innermost slot with every value above it: that slot
+        # is a slot of the reader's list, right under the rest of the piece.
+        return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
+    if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
+        # The operand's top padding that the piece reaches becomes the piece's.
+        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, top.kind)]
+    # Keep the whole span the piece strides over, so that cutting never makes its text pad.
+    span = live.count * live.stride
+    below = size = 1
+    for slot in own:
+        if below * slot.extent >= span:
+            size = below * -(-span // below)
+            break
+        below *= slot.extent
+    if span >= total or size >= total:
+        return None
+    cut_down = prefix(own, size)
+    return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
 
 
 def _covered(slots: list[Slot], index: int) -> bool:
