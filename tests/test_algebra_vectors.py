@@ -3,6 +3,8 @@ divide (§1.9), corner cases (§1.10), and the reference's own algebra tests."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tcpdsl.algebra import (
@@ -304,6 +306,21 @@ def test_split_pins_structure() -> None:
     assert equivalent(outer.pair(inner), m)
 
 
+@pytest.mark.parametrize(("text", "sizes", "n", "outer"), [
+    ("R % 7 #{0} 8", {"R": 7}, 4, "R #{0} 8 / 4"),
+    ("R % 7 #{!} 8", {"R": 7}, 4, "R #{!} 8 / 4"),
+    ("R % 7 # 8", {"R": 7}, 4, "R # 8 / 4"),
+    ("C # 24 / 4", {"C": 12}, 2, "C # 16 / 8 # 3"),
+    ("[K # 33 / 3, K # 33 % 3] # 64", {"K": 32}, 8, "K / 8 # 8"),
+])
+def test_split_agrees_with_writing_the_split_out(text: str, sizes: dict[str, int], n: int, outer: str) -> None:
+    # A ragged stride of a one-slot operand is cut from that slot: the same text either way.
+    got_outer, got_inner = split_at(parse(text, sizes), n)
+    written_outer, written_inner = parse(f"[{text}] / {n}", sizes), parse(f"[{text}] % {n}", sizes)
+    assert str(got_outer) == str(written_outer) == outer
+    assert got_outer == written_outer and got_inner == written_inner
+
+
 def test_split_halves_of_a_ragged_digit_rejoin() -> None:
     m = P("R # 16", R=14)
     outer, inner = split_at(m, 4)
@@ -529,3 +546,105 @@ def test_overshoot_stays_a_live_cell() -> None:
     # The canonical form keeps the two digits apart, so == agrees with the cells.
     assert str(m) == "S # 4 / 2, S = 2"
     assert m != P("S # 4", S=3) and not equivalent(m, P("S # 4", S=3))
+
+
+@pytest.mark.parametrize("i", [-1, 10**30])
+def test_a_cell_outside_every_mapping_is_refused(i: int) -> None:
+    m = P("A", A=4)
+    with pytest.raises(LayoutError) as caught:
+        m.cell(i)
+    assert (caught.value.stage, caught.value.rule) == ("mapping", "CellPosition")
+    assert str(caught.value) == (f"[mapping] CellPosition: cell {i} of A is no position: positions run from 0 to "
+                                 f"999999999999999999\n  hint: ask for a position in 0..3")
+    assert m.cell(4) is OUT_OF_BOUNDS and m.cell(999999999999999999) is OUT_OF_BOUNDS
+
+
+def test_operations_on_a_deep_expression_do_not_recurse_per_level() -> None:
+    deep = parse("A" + " / 1" * 255, {"A": 4})
+    assert str(deep) == "A" and deep == P("A", A=4)
+    assert [str(half) for half in deep.split_at(2)] == ["A / 2", "A % 2"]
+    chain: Mapping = P("B, A # 9", A=4, B=3)
+    for level in range(250):
+        chain = Stride(chain, 2) if level % 2 and chain.size % 2 == 0 else Padding(chain, chain.size + 1)
+    assert str(chain) == "(B, A # 9) # 28 / 2 # 262"
+    assert parse(str(chain), chain.axis_sizes()) == chain
+    assert equivalent(chain, chain.normalize())
+
+
+def test_equivalent_of_large_mappings_reads_the_slots() -> None:
+    sizes = {"A": 2**20, "B": 2**20}
+    assert equivalent(parse("[A / 1024, A % 1024], B", sizes), parse("A, B", sizes))
+    assert not equivalent(parse("A, B", sizes), parse("B, A", sizes))
+    # Cells name coordinates, not axis sizes: an overshooting digit holds what a longer axis holds.
+    assert equivalent(P("A # 4 / 2, A = 2", A=3), P("A", A=4))
+    assert P("A # 4 / 2, A = 2", A=3) != P("A", A=4)
+
+
+def test_a_stride_of_a_padded_axis_keeps_the_padding_its_text_pads_with() -> None:
+    # No cell of K #{0} 1008 / 16 (K=999) is padding, but its text pools with K #{0} 1008 % 16:
+    # the canonical text pads K as written, so that the pieces still sum to Zero padding.
+    zero, top = P("K #{0} 1008 / 16", K=999), P("K # 1008 / 16", K=999)
+    assert (str(zero), str(top)) == ("K #{0} 1008 / 16", "K # 1008 / 16")
+    assert zero != top and equivalent(zero, top)
+    assert cell_at(parse(f"{zero}, {P('K #{0} 1008 % 16', K=999).text}", {"K": 999}), 999) == Pad(PaddingKind.ZERO)
+    outer, inner = split_at(P("K #{0} 1008", K=999), 16)
+    assert (str(outer), str(inner)) == ("K #{0} 1008 / 16", "K = 16")
+
+
+@pytest.mark.parametrize(("texts", "sizes", "canonical"), [
+    (["(C, F) % 6 / 2", "[(C, F) / 2] % 3"], {"C": 4, "F": 3}, "(C % 2, F) / 2"),
+    (["[(A, D, E) #{0} 18] / 3", "(A, E) / 3 #{0} 6", "(A #{0} 9, E) / 3"], {"A": 6, "D": 1, "E": 2},
+     "(A, E) / 3 #{0} 6"),
+    (["[1 = 1 #{!} 2 # 6] / 3", "(1 # 3, 1 #{!} 2) / 3"], {}, "1 # 2"),
+    (["[(A # 11, 2) = 12] / 6", "A = 6 / 3"], {"A": 7}, "A = 6 / 3"),
+])
+def test_one_piece_reads_one_operand_whatever_the_spelling(texts: list[str], sizes: dict[str, int],
+                                                            canonical: str) -> None:
+    found = [parse(text, sizes) for text in texts]
+    assert [str(m) for m in found] == [canonical] * len(texts)
+    assert all(equivalent(m, found[0]) for m in found)
+
+
+def test_clear_caches_forgets_every_memo_of_the_algebra() -> None:
+    from tcpdsl.algebra import clear_caches, held
+    from tcpdsl.algebra.divide import _divide
+    from tcpdsl.algebra.terms import _held_cached
+
+    m = P("A / 4, B", A=16, B=2)
+    before = (str(m), held(m).terms, divide_exact(m, P("B", B=2)))
+    assert _held_cached.cache_info().currsize > 0 and _divide.cache_info().currsize > 0
+    clear_caches()
+    assert _held_cached.cache_info().currsize == 0 and _divide.cache_info().currsize == 0
+    assert (str(m), held(m).terms, divide_exact(m, P("B", B=2))) == before
+
+
+@pytest.mark.parametrize(("op", "n", "call"), [
+    ("=", 0, lambda a: a.resize(0)),
+    ("/", 3, lambda a: a.stride(3)),
+    ("%", 5, lambda a: a.modulo(5)),
+    ("=", 40, lambda a: a.resize(40)),
+    ("#", 16, lambda a: a.padding(16)),
+])
+def test_each_size_rule_reads_the_same_written_or_called(op: str, n: int, call: Any) -> None:
+    a = P("A", A=32)
+    with pytest.raises(LayoutError) as written:
+        parse(f"A {op} {n}", {"A": 32})
+    with pytest.raises(LayoutError) as called:
+        call(a)
+    assert (called.value.rule, called.value.hint) == (written.value.rule, written.value.hint)
+    assert written.value.detail == f'{called.value.detail} (in m["A {op} {n}"])'
+    if op != "#":  # a raw shrinking padding acts as a resize
+        with pytest.raises(LayoutError) as raw:
+            normalize({"/": Stride, "%": Modulo, "=": Resize}[op](a, n))
+        assert (raw.value.rule, raw.value.detail, raw.value.hint) == (called.value.rule, called.value.detail,
+                                                                       called.value.hint)
+
+
+def test_a_stride_that_does_not_divide_says_how_to_pad() -> None:
+    with pytest.raises(LayoutError) as caught:
+        P("A", A=32).stride(3)
+    assert str(caught.value) == ("[mapping] StrideIndivisible: stride 3 does not divide size 32 of A\n"
+                                 "  hint: divisors of 32: 1, 2, 4, 8, 16, 32; or pad first: A # 33 / 3")
+    with pytest.raises(LayoutError) as empty:
+        P("A", A=32).resize(0)
+    assert (empty.value.rule, empty.value.detail) == ("EmptyMapping", "resize to 0 leaves no cells of A")

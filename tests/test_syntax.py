@@ -193,8 +193,10 @@ def test_deep_nesting_is_a_syntax_error_not_a_recursion_error() -> None:
 
 def test_long_chains_are_bounded() -> None:
     assert tree_of(", ".join(["A"] * 200))
-    with pytest.raises(MappingSyntaxError, match="Expression too deep"):
+    with pytest.raises(MappingSyntaxError) as caught:
         parse_expression(", ".join(["A"] * 300))
+    assert caught.value.reason == "List too long (more than 256 comma-separated parts)"
+    assert caught.value.position == 256 * 3 - 2
     with pytest.raises(MappingSyntaxError, match="Expression too deep"):
         parse_expression("A" + " / 1" * 300)
 

@@ -2,12 +2,13 @@
 operations the stage rules and the runtime use (docs/mapping-language.md).
 
 Other layers import from here. Inside, the modules build on one another in this order:
-``cells``, ``slots`` → ``nodes`` → ``semantics`` (cells by definition), ``form`` (the slot form of
+``caches`` (the one registry of memos), ``cells``, ``sizes`` (the size rules), ``slots`` → ``nodes`` → ``semantics`` (cells by definition), ``form`` (the slot form of
 a tree) → ``canonical`` → ``render`` (the canonical text) → ``divide``, ``terms`` (what a layout
 holds per axis) → ``operations`` → ``build`` and ``scope`` (text to nodes). The node methods
 reach ``operations`` through one late import.
 """
 
+from tcpdsl.algebra.caches import clear_caches
 from tcpdsl.algebra.cells import OUT_OF_BOUNDS, Cell, Index, OutOfBounds, Pad, PaddingKind
 from tcpdsl.algebra.decode import decode
 from tcpdsl.algebra.divide import DivideTerm, divide_exact, divide_relaxed, divide_terms_or_reason
@@ -29,7 +30,6 @@ from tcpdsl.algebra.nodes import (
 )
 from tcpdsl.algebra.operations import (
     cell_at,
-    clear_caches,
     equivalent,
     normalize,
     padding_per_stride,
@@ -39,7 +39,7 @@ from tcpdsl.algebra.operations import (
 )
 from tcpdsl.algebra.render import render_slot
 from tcpdsl.algebra.scope import Axis, axis, check_axis_sizes, m, parse
-from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Shared, Slot, Slots, slot_strides
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Shared, Slot, Slots, joined_count, slot_strides
 from tcpdsl.algebra.terms import (
     Held,
     NotATerm,
@@ -95,6 +95,7 @@ __all__ = [
     "divide_terms_or_reason",
     "equivalent",
     "held",
+    "joined_count",
     "logical_terms",
     "m",
     "normalize",

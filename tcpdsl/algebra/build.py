@@ -2,24 +2,20 @@
 
 Resolution (:func:`bind`) asks a :class:`Scope` what each name means and reports unknown axes and
 escapes of the wrong kind. Construction (:func:`build`) enforces the size rules of
-docs/mapping-language.md §1.4, including the recommended value-level checks (a resize must not
-grow, a padding must not shrink).
+docs/mapping-language.md §1.4 through :func:`~tcpdsl.algebra.sizes.size_rule`, naming the text.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Protocol
 
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
+from tcpdsl.algebra.sizes import size_rule
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import tree
-
-# Listing divisors in a hint costs O(sqrt(size)); skip the list for absurd sizes.
-_MAX_DIVISOR_SEARCH: Final = 10**8
 
 
 class Missing:
@@ -165,49 +161,13 @@ class _Builder:
 
     def postfix(self, expr: tree.Postfix, inner: Mapping) -> Mapping:
         n = self.number(expr.number)
-        size = inner.size
-        operand = inner.display()
+        broken = size_rule(expr.op.value, inner.size, n, inner.display())
+        if broken is not None:
+            raise self.fail(*broken)
         if expr.op is tree.Op.STRIDE:
-            if n <= 0 or size % n:
-                raise self.fail(
-                    "StrideIndivisible", f"stride {n} does not divide size {size} of {operand}",
-                    _divisor_hint(size, n, operand, "/"),
-                )
             return Stride(inner, n)
         if expr.op is tree.Op.MODULO:
-            if n <= 0 or size % n:
-                hint = _divisor_hint(size, n, operand, "%")
-                if 0 < n < size:
-                    hint += f"; to keep the first {n} cells write {operand} = {n}"
-                raise self.fail("ModuloIndivisible", f"modulo {n} does not divide size {size} of {operand}", hint)
             return Modulo(inner, n)
         if expr.op is tree.Op.RESIZE:
-            if n <= 0:
-                raise self.fail("EmptyMapping", f"resize to {n} leaves no cells of {operand}", "resize to at least 1")
-            if n > size:
-                raise self.fail(
-                    "ResizeGrows", f"resize to {n} grows size {size} of {operand}",
-                    f"a resize keeps a prefix; to extend with padding write {operand} # {n}",
-                )
             return Resize(inner, n)
-        kind = expr.fill
-        if n < size:
-            hint = f"a padding extends; to keep the first {n} cells write {operand} = {n}" if n > 0 else "pad to at least the size"
-            raise self.fail("PaddingShrinks", f"padding to {n} is smaller than size {size} of {operand}", hint)
-        return Padding(inner, n, kind)
-
-
-def _divisor_hint(size: int, n: int, operand: str, op: str) -> str:
-    parts = []
-    if size <= _MAX_DIVISOR_SEARCH:
-        parts.append(f"divisors of {size}: " + ", ".join(_divisors(size)))
-    if n > 0 and op == "/":
-        padded = -(-size // n) * n
-        parts.append(f"or pad first: {operand} # {padded} / {n}")
-    return "; ".join(parts) if parts else f"use a positive divisor of {size}"
-
-
-def _divisors(n: int) -> list[str]:
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    out = [str(d) for d in small + [n // d for d in reversed(small) if d * d != n]]
-    return out if len(out) <= 24 else [*out[:12], "...", *out[-12:]]
+        return Padding(inner, n, expr.fill)

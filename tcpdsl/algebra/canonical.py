@@ -23,8 +23,9 @@ operands that remain are numbered so that distinct operands with equal forms sta
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+from collections.abc import Callable
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
@@ -36,13 +37,15 @@ from tcpdsl.algebra.slots import (
     cut,
     is_touch,
     operands_in,
+    piece,
     prefix,
     simplify,
+    size_of,
     slot_strides,
     stride,
 )
 
-__all__ = ["as_pieces", "canonical", "clear_slots_cache", "slots_of"]
+__all__ = ["as_pieces", "canonical", "slots_of"]
 
 
 def slots_of(m: Mapping) -> Slots:
@@ -50,13 +53,9 @@ def slots_of(m: Mapping) -> Slots:
     return _slots(StructKey(as_mapping(m, "slots")))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _slots(key: StructKey) -> Slots:
     return canonical(form(key.node))
-
-
-def clear_slots_cache() -> None:
-    _slots.cache_clear()
 
 
 def canonical(slots: Slots) -> Slots:
@@ -124,7 +123,7 @@ class _Canon:
         while changed:
             changed = False
             for operand in self.order:
-                if operand in self.forms and self._settle(operand):
+                if operand in self.forms and (self._settle(operand) or self._trim(operand)):
                     self._index = None
                     changed = True
         if not self.forms:
@@ -214,7 +213,7 @@ class _Canon:
         if len(pieces) > 1 and not (_flat(own) and self._quiet(own, pieces)):
             return False  # written out apart, the pieces would no longer add up in the operand
         cuts = [[cut(own, slots[i]) for i in where] for slots, where in places]
-        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and _feeds_under_padding(piece))
+        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and self._feeds_under_padding(operand, piece))
                for found in cuts for piece in found):
             return False
         for (slots, where), found in zip(places, cuts):
@@ -225,6 +224,49 @@ class _Canon:
         for slots, _ in places:
             slots[:] = simplify(tuple(slots))
         return True
+
+    def _trim(self, operand: Operand) -> bool:
+        """Cut an operand read by one piece down to what the piece reads; whether anything changed.
+
+        Padding at the top of the operand is padding of the piece once the piece stops before it,
+        positions past the span the piece strides over are no part of it, and an innermost slot
+        the piece reads at 0 only, or whole, is no part of it either: so each text that reads the
+        same cells through one piece comes to one operand (docs/mapping-language.md §1.8).
+        """
+        places = self._places(operand)
+        if len(places) != 1 or len(places[0][1]) != 1:
+            return False
+        slots, (i,) = places[0]
+        reader = slots[i]
+        live = reader.live
+        assert isinstance(live, Composite)
+        own = tuple(self.forms[operand])
+        if live.count == 1 or not own:
+            return False
+        found = _trimmed(own, live, reader)
+        if found is None:
+            return False
+        form, read = found
+        # A new operand, so that its size (which decides how its pieces are spelt) is the new one.
+        fresh = Operand(form, operand.tag)
+        del self.forms[operand]
+        self.forms[fresh] = list(form)
+        self.order[self.order.index(operand)] = fresh
+        slots[i:i + 1] = read(fresh)
+        slots[:] = simplify(tuple(slots))
+        return True
+
+    def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
+        """Whether slots under the outermost one read operands that pieces elsewhere read too.
+
+        A padded piece reads nothing while its digit is in the padding; written out, its padding
+        sits on the outermost slot, and the slots under it would still feed their operands. That
+        changes nothing unless other pieces of those operands, outside ``operand``, add to them.
+        """
+        if not (slots and slots[-1].padded):
+            return False
+        inside = self.forms[operand]
+        return any(where is not inside for fed in operands_in(slots[:-1]) for where, _ in self._places(fed))
 
     @staticmethod
     def _quiet(own: Slots, pieces: list[Slot]) -> bool:
@@ -292,21 +334,41 @@ class _Canon:
         return settled(self.top)
 
 
+def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+    """The form of an operand cut down to what its one piece ``reader`` reads, and how the piece
+    then reads it; None when nothing is to cut (see ``_Canon._trim``)."""
+    low, top, total = own[0], own[-1], size_of(own)
+    plain = low.shared is None and not isinstance(low.live, Composite)
+    if len(own) > 1 and plain and live.stride % low.extent == 0:
+        # Every value the piece reads is 0 in the innermost slot, which is live there.
+        return own[1:], lambda o: [Slot(piece(o, live.stride // low.extent, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and plain and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0:
+        # The piece reads every value of the innermost slot with every value above it: that slot
+        # is a slot of the reader's list, right under the rest of the piece.
+        return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
+    if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
+        # The operand's top padding that the piece reaches becomes the piece's.
+        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, top.kind)]
+    # Keep the whole span the piece strides over, so that cutting never makes its text pad.
+    span = live.count * live.stride
+    below = size = 1
+    for slot in own:
+        if below * slot.extent >= span:
+            size = below * -(-span // below)
+            break
+        below *= slot.extent
+    if span >= total or size >= total:
+        return None
+    cut_down = prefix(own, size)
+    return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
+
+
 def _covered(slots: list[Slot], index: int) -> bool:
     """Whether the slot after ``index`` is padding (pure, or a padded piece of the same operand)."""
     above = slots[index + 1]
     return above.live is None or (isinstance(above.live, Composite) and above.padded
                                   and above.live.operand == slots[index].live.operand)  # type: ignore[union-attr]
-
-
-def _feeds_under_padding(slots: Slots) -> bool:
-    """Whether slots under the outermost one read operands.
-
-    A padded piece reads nothing while its digit is in the padding; written out, its padding sits
-    on the outermost slot, and the slots under it would still feed their operands, which other
-    pieces may read.
-    """
-    return bool(slots) and slots[-1].padded and bool(operands_in(slots[:-1]))
 
 
 def _flat(slots: Slots) -> bool:

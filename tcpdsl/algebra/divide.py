@@ -9,8 +9,8 @@ slots, ignore padding, and list the terms outermost first (by dividend stride, d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, StructKey, as_mapping
 from tcpdsl.algebra.canonical import slots_of
 from tcpdsl.algebra.slots import Composite, Digit, Slots, slot_strides
@@ -52,11 +52,7 @@ def divide_relaxed(dividend: Mapping, divisor: Mapping) -> list[DivideTerm]:
     return list(result)
 
 
-def clear_divide_cache() -> None:
-    _divide.cache_clear()
-
-
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _divide(top: StructKey, bottom: StructKey, relaxed: bool) -> tuple[DivideTerm, ...] | str:
     big, small = slots_of(top.node), slots_of(bottom.node)
     terms: list[DivideTerm] = []

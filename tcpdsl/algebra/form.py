@@ -9,25 +9,43 @@ form (:mod:`tcpdsl.algebra.canonical`) then writes operands out as digits wherev
 
 from __future__ import annotations
 
-from functools import lru_cache
-
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Broadcast, Mapping, Modulo, Padding, Pair, Resize, StructKey, Stride, Symbol
+from tcpdsl.algebra.sizes import size_rule
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Slot, Slots, cut_slot, make, scale_slot, simplify
 from tcpdsl.errors import LayoutError
 
 
+# Deeper trees are built bottom-up, each node from its cached operands, so that no input (the parser
+# allows 256 nested operators) recurses once per level.
+_SHALLOW = 32
+
+
 def form(m: Mapping) -> Slots:
     """The built slot form of ``m``, innermost first (cached on structure)."""
+    if m.height > _SHALLOW:
+        for node in _bottom_up(m):
+            _form_cached(StructKey(node))
     return _form_cached(StructKey(m))
 
 
-@lru_cache(maxsize=65536)
+def _bottom_up(m: Mapping) -> list[Mapping]:
+    """The nodes of ``m``, every one after the nodes below it."""
+    out: list[Mapping] = []
+    stack = [m]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        if isinstance(node, Pair):
+            stack += (node.left, node.right)
+        elif isinstance(node, (Stride, Modulo, Resize, Padding)):
+            stack.append(node.inner)
+    return out[::-1]
+
+
+@memo(maxsize=65536)
 def _form_cached(key: StructKey) -> Slots:
     return _form(key.node)
-
-
-def clear_form_cache() -> None:
-    _form_cached.cache_clear()
 
 
 def _form(m: Mapping) -> Slots:
@@ -52,21 +70,18 @@ def _operand(inner: Mapping) -> Slots:
 
 def _operator(m: Stride | Modulo | Resize | Padding, base: Slots) -> Slots:
     size = m.inner.size
-    if isinstance(m, Stride):
-        if m.s <= 0 or size % m.s:
-            raise LayoutError(MAPPING_STAGE, "StrideIndivisible", f"stride {m.s} does not divide size {size} of {m.inner.text}",
-                              hint="pad the operand to a multiple of the stride first")
-        return _alone(scale_slot(base[0], m.s)) if m.s > 1 else base
     if isinstance(m, Padding) and m.p >= size:
         if m.p == size:
             return base
         return (Slot(None, m.p, m.kind),) if not base else _alone(make(base[0].live, m.p, m.kind))
-    keep = m.p if isinstance(m, Padding) else m.m if isinstance(m, Modulo) else m.r
-    if keep <= 0 or keep > size:
-        raise LayoutError(MAPPING_STAGE, "ResizeGrows", f"{m.text} keeps {keep} cells of a mapping of size {size}",
-                          hint="a resize or modulo may only shrink")
     # A padding smaller than its operand acts as a resize (docs/mapping-language.md §1.4).
-    return base if keep == size else _alone(cut_slot(base[0], keep))
+    op, n = ("/", m.s) if isinstance(m, Stride) else ("%", m.m) if isinstance(m, Modulo) else ("=", m.r if isinstance(m, Resize) else m.p)
+    broken = size_rule(op, size, n, m.inner.display())
+    if broken is not None:
+        raise LayoutError(MAPPING_STAGE, *broken)
+    if isinstance(m, Stride):
+        return _alone(scale_slot(base[0], n)) if n > 1 else base
+    return base if n == size else _alone(cut_slot(base[0], n))
 
 
 def _alone(slot: Slot) -> Slots:

@@ -15,6 +15,7 @@ from functools import cache
 from typing import Final, Protocol
 
 from tcpdsl.algebra.cells import Cell, PaddingKind
+from tcpdsl.algebra.sizes import size_rule
 from tcpdsl.algebra.slots import Slots
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax.lexer import MAX_DIGITS
@@ -112,8 +113,14 @@ class Mapping:
 
     # -- meaning: cells and the canonical form -----------------------------------------------
     def cell(self, i: int) -> Cell:
-        """The cell at position ``i`` (docs/mapping-language.md §1.7)."""
-        return _operations().cell_at(self, as_int(i, "position", "cell"))
+        """The cell at position ``i`` (docs/mapping-language.md §1.7); past the end it is out of bounds."""
+        i = as_int(i, "position", "cell")
+        if not 0 <= i <= MAX_SIZE:
+            raise LayoutError(
+                MAPPING_STAGE, "CellPosition", f"cell {i} of {self.text} is no position: positions run from 0 to {MAX_SIZE}",
+                f"ask for a position in 0..{self.size - 1}",
+            )
+        return _operations().cell_at(self, i)
 
     def normalize(self) -> Mapping:
         """The canonical form (docs/mapping-language.md §1.8), as a mapping."""
@@ -144,38 +151,29 @@ class Mapping:
 
     def stride(self, s: int) -> Mapping:
         s = as_int(s, "stride", "stride")
-        if s == 1:
-            return self
-        if s <= 0 or self.size % s:
-            raise LayoutError(MAPPING_STAGE, "StrideIndivisible", f"stride {s} does not divide size {self.size} of {self.text}")
-        return Stride(self, s)
+        return self if s == 1 else Stride(self._checked("/", s), s)
 
     def modulo(self, m: int) -> Mapping:
         m = as_int(m, "modulus", "modulo")
-        if m == self.size:
-            return self
-        if m <= 0 or self.size % m:
-            raise LayoutError(MAPPING_STAGE, "ModuloIndivisible", f"modulo {m} does not divide size {self.size} of {self.text}")
-        return Modulo(self, m)
+        return self if m == self.size else Modulo(self._checked("%", m), m)
 
     def resize(self, r: int) -> Mapping:
         r = as_int(r, "size", "resize")
-        if r == self.size:
-            return self
-        if r <= 0 or r > self.size:
-            raise LayoutError(MAPPING_STAGE, "ResizeGrows", f"resize {r} must be in 1..{self.size} for {self.text}")
-        return Resize(self, r)
+        return self if r == self.size else Resize(self._checked("=", r), r)
 
     def padding(self, p: int, kind: PaddingKind = PaddingKind.TOP) -> Mapping:
         p = as_int(p, "size", "padding")
         if not isinstance(kind, PaddingKind):
             raise LayoutError(MAPPING_STAGE, "PaddingKind", f"padding kind must be a PaddingKind, got {kind!r}",
                               "use PaddingKind.TOP, ZERO or BOTTOM")
-        if p == self.size:
-            return self
-        if p < self.size:
-            raise LayoutError(MAPPING_STAGE, "PaddingShrinks", f"padding to {p} is smaller than size {self.size} of {self.text}")
-        return Padding(self, p, kind)
+        return self if p == self.size else Padding(self._checked("#", p), p, kind)
+
+    def _checked(self, op: str, n: int) -> Mapping:
+        """``self``, once ``self <op> n`` keeps the size rules (docs/mapping-language.md §1.4)."""
+        broken = size_rule(op, self.size, n, self.display())
+        if broken is not None:
+            raise LayoutError(MAPPING_STAGE, *broken)
+        return self
 
 
 class Symbol(Mapping):

@@ -6,21 +6,17 @@ dictionary lookup.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
-from tcpdsl.algebra.canonical import as_pieces, canonical, clear_slots_cache, slots_of
+from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.canonical import as_pieces, canonical, slots_of
 from tcpdsl.algebra.cells import Cell
-from tcpdsl.algebra.divide import clear_divide_cache
-from tcpdsl.algebra.form import clear_form_cache
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Modulo, Stride, StructKey, as_int, as_mapping
 from tcpdsl.algebra.render import render
 from tcpdsl.algebra.semantics import cell_at
-from tcpdsl.algebra.slots import Slot, slot_strides
+from tcpdsl.algebra.slots import Digit, Slot, Slots, operands_in, simplify, slot_strides
 from tcpdsl.errors import LayoutError
 
 __all__ = [
     "cell_at",
-    "clear_caches",
     "equivalent",
     "normalize",
     "padding_per_stride",
@@ -35,7 +31,7 @@ def normalize(m: Mapping) -> Mapping:
     return _normalize(StructKey(as_mapping(m, "normalize")))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _normalize(key: StructKey) -> Mapping:
     return render(slots_of(key.node))
 
@@ -55,7 +51,7 @@ def split_at(m: Mapping, n: int) -> tuple[Mapping, Mapping]:
     return _split_at(StructKey(m), n)
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _split_at(key: StructKey, n: int) -> tuple[Mapping, Mapping]:
     whole = _normalize(key)
     return Stride(whole, n), Modulo(whole, n)
@@ -77,7 +73,7 @@ def padding_per_stride(m: Mapping) -> dict[int, int]:
     return dict(_padding_per_stride(StructKey(as_mapping(m, "padding_per_stride"))))
 
 
-@lru_cache(maxsize=65536)
+@memo(maxsize=65536)
 def _padding_per_stride(key: StructKey) -> tuple[tuple[int, int], ...]:
     slots = slots_of(key.node)
     # A one-cell slot (a piece that only ranks its operand) starts no extent of its own.
@@ -86,19 +82,34 @@ def _padding_per_stride(key: StructKey) -> tuple[tuple[int, int], ...]:
 
 
 def equivalent(a: Mapping, b: Mapping) -> bool:
-    """Equal size and equal cells at every position (docs/mapping-language.md §1.7)."""
+    """Equal size and equal cells at every position (docs/mapping-language.md §1.7).
+
+    The slots decide it wherever they can, so that large mappings compare fast: equal canonical
+    forms hold equal cells, and two forms without operands hold equal cells exactly when they are
+    equal once no digit is held back by its axis size (§1.9). Only forms with operands are compared
+    cell by cell.
+    """
     a, b = as_mapping(a, "equivalent"), as_mapping(b, "equivalent")
-    return a.size == b.size and all(_same(cell_at(a, i), cell_at(b, i)) for i in range(a.size))
+    if a.size != b.size:
+        return False
+    x, y = slots_of(a), slots_of(b)
+    if x == y:
+        return True
+    if not (operands_in(x) or operands_in(y)):
+        return _unbounded(x) == _unbounded(y)
+    return all(_same(cell_at(a, i), cell_at(b, i)) for i in range(a.size))
+
+
+def _unbounded(slots: Slots) -> Slots:
+    """``slots`` as if every axis were long enough for any digit to merge: cells name coordinates,
+    not the axis sizes that keep an overshooting digit apart (§1.8, rule 3)."""
+    tops: dict[str, int] = {}
+    for slot in slots:
+        if isinstance(slot.live, Digit):
+            tops[slot.live.sym] = max(tops.get(slot.live.sym, 0), slot.live.stride * slot.live.count)
+    return simplify(tuple(Slot(Digit(live.sym, tops[live.sym], live.stride, live.count), slot.extent, slot.kind)
+                          if isinstance(live := slot.live, Digit) else slot for slot in slots))
 
 
 def _same(x: Cell, y: Cell) -> bool:
     return x is y or x == y
-
-
-def clear_caches() -> None:
-    """Forget every cached form and operation result (for cold-start measurements)."""
-    clear_form_cache()
-    clear_slots_cache()
-    clear_divide_cache()
-    for cached in (_normalize, _split_at, _padding_per_stride):
-        cached.cache_clear()

@@ -17,6 +17,7 @@ parses back equal, and the whole tree must hold the same cells (§1.7). Three ru
 from __future__ import annotations
 
 from tcpdsl.algebra.nodes import IDENTITY, Broadcast, Key, Mapping, Modulo, Padding, Pair, Resize, Stride, Symbol
+from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.slots import Bcast, Digit, Operand, Slot, Slots
 
 Operator = Stride | Modulo | Resize | Padding
@@ -86,15 +87,15 @@ class _Writer:
         live = slot.live
         if slot.shared is not None:
             base = self.text(slot.shared.operand)
-            return _as_piece(_cut(base, slot.shared.stride, slot.extent), base)
+            return _as_piece(_cut(base, slot.shared.stride, slot.extent, slot.kind), base)
         if live is None:
             return Padding(IDENTITY, slot.extent, slot.kind)
         if isinstance(live, Bcast):
             return _padded(Broadcast(live.c), slot)
         if isinstance(live, Digit):
-            return _padded(_cut(Symbol(live.sym, live.n), live.stride, live.count), slot)
+            return _padded(_cut(Symbol(live.sym, live.n), live.stride, live.count, slot.kind), slot)
         base = self.text(live.operand)
-        return _as_piece(_padded(_cut(base, live.stride, live.count), slot), base)
+        return _as_piece(_padded(_cut(base, live.stride, live.count, slot.kind), slot), base)
 
 
 def _as_piece(term: Mapping, base: Mapping) -> Mapping:
@@ -128,15 +129,16 @@ def _padded(term: Mapping, slot: Slot) -> Mapping:
     return Padding(term, slot.extent, slot.kind) if slot.extent > slot.count else term
 
 
-def _cut(base: Mapping, step: int, count: int) -> Mapping:
+def _cut(base: Mapping, step: int, count: int, kind: PaddingKind) -> Mapping:
     """Positions ``0, step, 2·step, ...`` of ``base``, the first ``count`` of them.
 
     When ``step`` does not divide ``base``, it is first cut (``= count·step``) or, when that would
-    grow it, padded to a multiple of ``step``, which the kept positions never reach.
+    grow it, padded to a multiple of ``step`` with padding of ``kind``, which the kept positions
+    never reach but other pieces of the same text may.
     """
     if base.size % step:
         span = count * step
-        base = Resize(base, span) if span <= base.size else Padding(base, step * -(-base.size // step))
+        base = Resize(base, span) if span <= base.size else Padding(base, step * -(-base.size // step), kind)
     strided = base if step == 1 else Stride(base, step)
     return _keep(strided, count)
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping as MappingABC
 from typing import Final, Generic, TypeVar
 
 from tcpdsl.algebra.build import MISSING, Bindings, bind, build
+from tcpdsl.algebra.caches import register
 from tcpdsl.algebra.nodes import MAPPING_STAGE, Mapping, Symbol
 from tcpdsl.errors import LayoutError, MappingSyntaxError
 from tcpdsl.frames import user_frame
@@ -24,6 +25,7 @@ SizeT = TypeVar("SizeT", bound=int)
 # Built mappings by (text, what its names resolved to); bounded so that generated texts cannot grow it forever.
 _CACHE_LIMIT: Final = 16384
 _built: dict[tuple[str, tuple[object, ...]], Mapping] = {}
+register(_built.clear)
 
 
 class Axis(Symbol, Generic[NameT, SizeT]):

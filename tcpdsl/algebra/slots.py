@@ -101,7 +101,10 @@ Live = Union[Bcast, Digit, Composite, None]
 class Slot:
     """One factor: its term ``live`` (``None`` is pure padding), padded ``extent`` and padding ``kind``.
 
-    ``count`` is how many digit values are live (read often, so kept).
+    ``count`` is how many digit values are live (read often, so kept). The kind of a slot without
+    padding is Top, unless its term is cut from a padded axis or operand that the stride does not
+    divide: then the text that spells it pads first, and the kind says with what, since that text
+    pools with other pieces of it (docs/mapping-language.md §1.8).
     """
 
     live: Live
@@ -112,6 +115,8 @@ class Slot:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", live_count(self.live))
+        if self.kind is not TOP and self.extent <= self.count and not _spelt_padded(self.live):
+            object.__setattr__(self, "kind", TOP)
 
     @property
     def padded(self) -> bool:
@@ -119,6 +124,24 @@ class Slot:
 
 
 Slots = tuple[Slot, ...]
+
+
+def _spelt_padded(live: Live) -> bool:
+    """Whether the text of ``live`` pads its axis or operand to a multiple of its stride first."""
+    if isinstance(live, Digit):
+        return live.n % live.stride != 0 and live.stride * live.count > live.n
+    if isinstance(live, Composite):
+        return live.operand.size % live.stride != 0 and live.stride * live.count > live.operand.size
+    return False
+
+
+def joined_count(low_stride: int, low_count: int, high_stride: int, high_count: int) -> int | None:
+    """The count of one digit equal to a digit of an axis and the digit right above it, or None.
+
+    The one test for merging digits whose strides touch: the higher digit starts where the lower
+    one ends. Slots, held terms and the planner's layouts all merge by it.
+    """
+    return low_count * high_count if high_stride == low_stride * low_count else None
 
 
 def live_count(live: Live) -> int:
@@ -155,8 +178,8 @@ def operands_in(slots: Slots) -> list[Operand]:
 
 
 def make(live: Live, extent: int, kind: PaddingKind, shared: Shared | None = None) -> Slot:
-    """A slot, its kind made irrelevant (Top) when nothing is padded."""
-    return Slot(live, extent, kind if extent > live_count(live) else TOP, shared)
+    """A slot; :class:`Slot` makes its kind Top where it cannot matter."""
+    return Slot(live, extent, kind, shared)
 
 
 def touch(operand: Operand) -> Slot:
@@ -267,9 +290,33 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     """The slots ``piece`` reads of the operand whose form is ``slots``: stride, keep, then pad."""
     live = piece.live
     assert isinstance(live, Composite)
-    strided = stride(slots, live.stride)
-    kept = None if strided is None else prefix(strided, live.count)
+    kept = prefix(slots, 1) if live.count == 1 else _within_first(slots, live.stride, live.count, piece.kind)
+    if kept is None:
+        strided = stride(slots, live.stride)
+        kept = None if strided is None else prefix(strided, live.count)
     return None if kept is None else pad(kept, piece.extent, piece.kind)
+
+
+def _within_first(slots: Slots, s: int, count: int, kind: PaddingKind) -> Slots | None:
+    """The values ``0, s, ..., (count-1)·s`` of ``slots`` when they all fall in one slot.
+
+    Slots whose extent divides ``s`` are always 0 and drop out; when every value then falls in the
+    next slot, every slot above it is 0 too, so ``s`` need not divide that slot's extent: value
+    ``d·s`` is live exactly when it is below the slot's live count (a ragged cut). Padding the slot
+    does not reach, its own or the piece's ``kind``, still spells the cut (:class:`Slot`).
+    """
+    below = 0
+    while below < len(slots) and s % slots[below].extent == 0:
+        s //= slots[below].extent
+        below += 1
+    if below == len(slots) or s == 1 or (count - 1) * s >= slots[below].extent:
+        return None
+    first = slots[below]
+    if first.shared is not None:
+        return None
+    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind), s)
+    dropped = list(slots[:below]) + list(slots[below + 1:])
+    return simplify((cut_slot(scaled, count),) + _touches(dropped))
 
 
 # -- simplify ----------------------------------------------------------------------------------
@@ -325,9 +372,10 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
     if isinstance(a, Bcast) and isinstance(b, Bcast):
         return [make(Bcast(a.c * b.c), extent, outer.kind)]
     if isinstance(a, Digit) and isinstance(b, Digit):
-        if a.sym != b.sym or b.stride != a.stride * a_count or (a_count * b.count - 1) * a.stride >= a.n:
+        count = joined_count(a.stride, a_count, b.stride, b.count) if a.sym == b.sym else None
+        if count is None or (count - 1) * a.stride >= a.n:
             return None  # not adjacent digits of one axis, or the joint digit would overshoot it
-        return [make(Digit(a.sym, a.n, a.stride, a_count * b.count), extent, outer.kind)]
+        return [make(Digit(a.sym, a.n, a.stride, count), extent, outer.kind)]
     if isinstance(a, Composite) and isinstance(b, Composite) and a.operand == b.operand:
         if b.count == 1:
             # A piece that only reads position 0 ranks the operand where the inner piece already

@@ -16,12 +16,12 @@ holds, and to shape the logical view of a stage result.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.canonical import slots_of
 from tcpdsl.algebra.nodes import Mapping, Pair, StructKey, Symbol
 from tcpdsl.algebra.render import render_slot
-from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, slot_strides
+from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, joined_count, slot_strides
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +61,7 @@ class Term:
         return self.text
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _text(term: Term) -> str:
     return term.mapping().text
 
@@ -74,9 +74,10 @@ def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
     for term in ordered:
         if merged and term.stride < merged[-1].top:
             return None
-        if merged and term.stride == merged[-1].top:
-            last = merged[-1]
-            merged[-1] = Term(last.axis, last.n, last.stride, last.count * term.count)
+        last = merged[-1] if merged else None
+        count = None if last is None else joined_count(last.stride, last.count, term.stride, term.count)
+        if last is not None and count is not None:
+            merged[-1] = Term(last.axis, last.n, last.stride, count)
         else:
             merged.append(term)
     return tuple(reversed(merged))
@@ -120,7 +121,7 @@ def held(mapping: Mapping) -> Held:
     return _held_cached(StructKey(mapping))
 
 
-@lru_cache(maxsize=4096)
+@memo(maxsize=4096)
 def _held_cached(key: StructKey) -> Held:
     mapping = key.node
     sizes = mapping.axis_sizes()

@@ -12,38 +12,19 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import prod
 
-from tcpdsl.algebra import Mapping, PaddingKind, Symbol, pairs
+from tcpdsl.algebra import Mapping, PaddingKind, Symbol, Term, joined_count, pairs
+
+# A digit is the algebra's term ``axis / stride % count``; here its stride times its count divides
+# the axis size, so its text is the short one a person writes.
+Digit = Term
 
 
-@dataclass(frozen=True)
-class Digit:
-    """``axis / stride % count`` of an axis of ``size`` cells (``stride * count`` divides ``size``)."""
-
-    axis: str
-    size: int
-    stride: int
-    count: int
-
-    @property
-    def extent(self) -> int:
-        return self.count
-
-    @property
-    def live(self) -> int:
-        return self.count
-
-    def text(self) -> str:
-        whole_top = self.stride * self.count == self.size
-        if self.stride == 1:
-            return self.axis if whole_top else f"{self.axis} % {self.count}"
-        return f"{self.axis} / {self.stride}" if whole_top else f"{self.axis} / {self.stride} % {self.count}"
-
-    def cut(self, inner: int) -> tuple[Digit, Digit]:
-        """``(outer, inner)``: the digit's innermost ``inner`` cells and the rest (``inner`` divides count)."""
-        return (
-            Digit(self.axis, self.size, self.stride * inner, self.count // inner),
-            Digit(self.axis, self.size, self.stride, inner),
-        )
+def _cut(digit: Digit, inner: int) -> tuple[Digit, Digit]:
+    """``(outer, inner)``: the digit's innermost ``inner`` values and the rest (``inner`` divides its count)."""
+    return (
+        Digit(digit.axis, digit.n, digit.stride * inner, digit.count // inner),
+        Digit(digit.axis, digit.n, digit.stride, inner),
+    )
 
 
 @dataclass(frozen=True)
@@ -60,11 +41,10 @@ class Group:
         return prod(d.count for d in self.digits)
 
     def text(self) -> str:
-        inner = ", ".join(d.text() for d in self.digits) or "1"
+        inner = ", ".join(d.text for d in self.digits) or "1"
         if len(self.digits) > 1:
             inner = f"[{inner}]"
-        mark = "#" if self.kind is PaddingKind.TOP else "#{0}" if self.kind is PaddingKind.ZERO else "#{!}"
-        return f"{inner} {mark} {self.extent}"
+        return f"{inner} {self.kind.marker} {self.extent}"
 
 
 Part = Digit | Group
@@ -86,19 +66,21 @@ class Layout:
                 if isinstance(p, Digit) and p.count == 1:
                     continue
                 last = flat[-1] if flat else None
-                if isinstance(p, Digit) and isinstance(last, Digit) and last.axis == p.axis and last.stride == p.stride * p.count:
-                    flat[-1] = Digit(p.axis, p.size, p.stride, last.count * p.count)
+                count = (joined_count(p.stride, p.count, last.stride, last.count)
+                         if isinstance(p, Digit) and isinstance(last, Digit) and last.axis == p.axis else None)
+                if isinstance(p, Digit) and count is not None:
+                    flat[-1] = Digit(p.axis, p.n, p.stride, count)
                 else:
                     flat.append(p)
         return Layout(tuple(flat))
 
     @property
     def size(self) -> int:
-        return prod(p.extent for p in self.parts)
+        return prod(_extent(p) for p in self.parts)
 
     @property
     def live(self) -> int:
-        return prod(p.live for p in self.parts)
+        return prod(_live(p) for p in self.parts)
 
     @property
     def digits(self) -> tuple[Digit, ...]:
@@ -109,7 +91,7 @@ class Layout:
         return tuple(out)
 
     def text(self) -> str:
-        return ", ".join(p.text() for p in self.parts) or "1"
+        return ", ".join(p.text if isinstance(p, Digit) else p.text() for p in self.parts) or "1"
 
     def padded(self, extent: int, kind: PaddingKind = PaddingKind.TOP) -> Layout | None:
         """The layout padded to ``extent`` cells by widening one part, outermost first.
@@ -123,7 +105,7 @@ class Layout:
         if not self.parts:
             return Layout((Group((), extent, kind),))
         for index, part in enumerate(self.parts):
-            rest = size // part.extent
+            rest = size // _extent(part)
             if extent % rest or (isinstance(part, Group) and part.kind is not kind):
                 continue
             widened = Group(_digits(part), extent // rest, kind)
@@ -139,13 +121,13 @@ class Layout:
             if not outer_parts:
                 return None
             last = outer_parts.pop()
-            if left % last.extent == 0:
+            if left % _extent(last) == 0:
                 inner_parts.insert(0, last)
-                left //= last.extent
+                left //= _extent(last)
                 continue
             if isinstance(last, Group) or last.count % left:
                 return None
-            high, low = last.cut(left)
+            high, low = _cut(last, left)
             outer_parts.append(high)
             inner_parts.insert(0, low)
             left = 1
@@ -162,13 +144,21 @@ class Layout:
 
 
 def _digit_node(d: Digit) -> Mapping:
-    return Symbol(d.axis, d.size).stride(d.stride).modulo(d.count)
+    return Symbol(d.axis, d.n).stride(d.stride).modulo(d.count)
 
 
 def _node(part: Part) -> Mapping:
     if isinstance(part, Digit):
         return _digit_node(part)
     return pairs([_digit_node(d) for d in part.digits]).padding(part.extent, part.kind)
+
+
+def _extent(part: Part) -> int:
+    return part.extent if isinstance(part, Group) else part.count
+
+
+def _live(part: Part) -> int:
+    return part.live if isinstance(part, Group) else part.count
 
 
 def _digits(part: Part) -> tuple[Digit, ...]:

@@ -95,7 +95,7 @@ def _where(problem: Problem, c: Candidate) -> list[str]:
     for axis in problem.sizes:
         parts = []
         for place, layout in places:
-            digits = [d.text() for d in layout.digits if d.axis == axis]
+            digits = [d.text for d in layout.digits if d.axis == axis]
             if digits:
                 parts.append(f"{', '.join(digits)} in {place}")
         role = problem.role(axis)

@@ -76,7 +76,8 @@ class _Parser:
             if self.peek().kind in (Kind.CLOSE, Kind.END):
                 break
             items.append(self.mapping1(depth))
-            self.check_height(len(items), comma)
+            if len(items) > MAX_HEIGHT:
+                self.fail(f"List too long (more than {MAX_HEIGHT} comma-separated parts)", comma)
         node, height = items.pop()
         while items:
             left, left_height = items.pop()
