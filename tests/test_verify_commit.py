@@ -192,14 +192,15 @@ def test_trim_needs_a_memory_dtype() -> None:
 
 
 def test_unwritable_across_factors() -> None:
-    # A piece of the opaque operand (A, B) / 8 steps 8 cells at a time: no Element factor walks that.
+    # The packet [A, B] % 8 is the operand (A % 2, B) cut to 8 cells: a run that crosses from one A to the
+    # next in the middle of B, which no factor of Element walks.
     axes = {"A": 4, "B": 6, "C": 2}
     with pytest.raises(LayoutError) as err:
         verify_commit("i32", time=parse("[A, B] / 8, C", axes), packet=parse("[A, B] % 8", axes),
                       element=parse("C, A, B", axes))
     assert (err.value.rule, err.value.detail) == (
-        "Unwritable", "commit: the stream [(A, B) / 8, C][(A, B) % 8] steps by 8 cells, across the factors of "
-        "Element C, A, B")
+        "Unwritable", "commit: the stream [(A, B) / 8, C][(A % 2, B) = 8] holds ((A % 2, B) = 8) (digit of "
+        "stride 1, 8 values), which Element C, A, B cannot take")
 
 
 @pytest.mark.parametrize(("packet", "written"), [("N", 16), ("N = 4", 8)])
