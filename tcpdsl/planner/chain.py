@@ -12,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcpdsl.algebra import Mapping
-from tcpdsl.cost import KernelCost, estimate
+from tcpdsl.cost import KernelCost, WholeKernelCost, dma_engines, estimate, live_cells, whole_kernel
 from tcpdsl.planner.candidates import Candidate
+from tcpdsl.planner.grid import trf_bytes
 from tcpdsl.planner.layout import Layout
 from tcpdsl.planner.problem import Problem
 from tcpdsl.verify import LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
@@ -57,7 +58,8 @@ class Reduced:
 
 @dataclass(frozen=True)
 class Folded:
-    """A whole chain: the Lane Folder's layouts and parameters, and the cost model's estimate."""
+    """A whole chain: the Lane Folder's layouts and parameters, the contraction's estimate and the
+    whole kernel's (load, stream, contract, drain, commit)."""
 
     reduced: Reduced
     mode: LaneMode
@@ -66,6 +68,7 @@ class Folded:
     lane_packet: Mapping
     lane: LaneParams
     cost: KernelCost
+    whole: WholeKernelCost
 
 
 def layouts(problem: Problem, c: Candidate) -> Layouts:
@@ -109,4 +112,10 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
         problem.stream_dtype, m.lane, m.stream_time, m.outer_time, m.outer_packet, r.outer,
         packet_params=r.packet, time_out=m.time_out, time_params=r.time, lane_time=lane_time, lane_params=params,
     )
-    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost)
+    grid = r.candidate.grid
+    whole = whole_kernel(
+        cost, weight_dtype=problem.weight_dtype, trf_bytes=trf_bytes(problem, grid.weight_cells),
+        slices=grid.spread.slices, engines=dma_engines(*m.grid), chips=live_cells(m.chip),
+        result_packets=lane_time.size,
+    )
+    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost, whole)

@@ -55,7 +55,7 @@ class Found:
 
     @property
     def cycles(self) -> int:
-        return self.chain.cost.total_cycles
+        return self.chain.whole.total_cycles
 
 
 @dataclass

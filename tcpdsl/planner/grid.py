@@ -15,11 +15,13 @@ from math import isqrt, prod
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
-from tcpdsl.planner.bounds import cycles_bound
+from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.clock import Clock
 from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.planner.problem import Problem, Role
+from tcpdsl.verify import BITS
 from tcpdsl.verify.constants import (
+    BITS_PER_BYTE,
     CLUSTER_SIZES,
     CONTRACT_LANE_OUT_PACKET_ELEMENTS,
     MAX_LANES,
@@ -59,6 +61,7 @@ class Spread:
     weight_cells: int  # TRF elements each slice holds: less replication first among equal bounds
     volume: int  # cells of the product space each slice walks: every axis' local cells
     kept: int  # result cells each slice computes
+    stream_cells: int  # cells of the streamed operand each slice fetches
 
     @property
     def order(self) -> tuple[int, int, int]:
@@ -212,14 +215,21 @@ def spreads(problem: Problem, machine: Machine, clock: Clock) -> list[Spread]:
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
         volume, kept = prod(cells.values()), prod(local.values())
         lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
-        packet = min(2 * problem.flit, prod(cells[a] for a in stream_axes))
+        stream_cells = prod(cells[a] for a in stream_axes)
+        packet = min(2 * problem.flit, stream_cells)
+        slices = prod(problem.sizes[a] // n for a, n in local.items())
+        weight_cells = prod(cells[a] for a in weight_axes)
+        flits = -(-stream_cells // problem.flit)
+        engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
+        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips)
         found.append(Spread(
             tuple(local.items()),
-            prod(problem.sizes[a] // n for a, n in local.items()),
-            _grid_bound(problem.stream_dtype, volume, lanes * packet, kept),
-            prod(cells[a] for a in weight_axes),
+            slices,
+            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits),
+            weight_cells,
             volume,
             kept,
+            stream_cells,
         ))
     found.sort(key=lambda s: s.order)
     return found
@@ -235,9 +245,14 @@ def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, 
     return None
 
 
-def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int) -> int:
+def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int, flits: int) -> int:
     """No plan on a grid whose slices walk ``volume`` cells beats full lanes and full packets
-    (``per_packet`` cells an Outer step), nor emits its ``kept`` result cells faster than one
-    output packet a cycle."""
+    (``per_packet`` cells an Outer step), fetches its stream in fewer than ``flits`` full flits, nor
+    emits its ``kept`` result cells faster than one output packet a cycle."""
     outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs)
+    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs, flits=flits)
+
+
+def trf_bytes(problem: Problem, cells: int) -> int:
+    """The bytes of ``cells`` weights, as the TRF holds them (4-bit weights two to a byte)."""
+    return -(-cells * BITS[problem.weight_dtype] // BITS_PER_BYTE)

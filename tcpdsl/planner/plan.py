@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import parse
-from tcpdsl.cost import KernelCost
+from tcpdsl.cost import KernelCost, WholeKernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.grid import Machine
@@ -30,8 +30,11 @@ from tcpdsl.verify import LaneMode
 class Plan:
     """One valid kernel for the einsum, with the cost model's figures (per slice).
 
-    ``cycles``, ``mac_utilisation`` and ``accumulator_use`` are the numbers ``tcpdsl run`` prints
-    for the emitted module. ``streamed`` is 0 or 1: which einsum operand the kernel streams.
+    ``cycles`` is the whole kernel: loading the weights, streaming, contracting, draining and
+    committing (docs/cost-model.md, "The whole kernel"); ``breakdown`` gives each engine's busy
+    cycles. ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
+    ``accumulator_use`` are the numbers ``tcpdsl run`` prints for the emitted module.
+    ``streamed`` is 0 or 1: which einsum operand the kernel streams.
     """
 
     problem: Problem
@@ -45,8 +48,23 @@ class Plan:
         return self.chain.cost
 
     @property
+    def whole(self) -> WholeKernelCost:
+        return self.chain.whole
+
+    @property
     def cycles(self) -> int:
-        return self.cost.total_cycles
+        return self.whole.total_cycles
+
+    @property
+    def breakdown(self) -> dict[str, int]:
+        """Cycles per engine: weight DMA, TRF load, any input moves, the four contraction stages
+        (streaming plus latency) and the commit."""
+        return dict(self.whole.breakdown)
+
+    @property
+    def trf_bytes(self) -> int:
+        """The weight bytes each slice's TRF holds."""
+        return self.whole.trf_bytes
 
     @property
     def mac_utilisation(self) -> float:
@@ -115,6 +133,9 @@ class Plan:
         return {
             "rank": self.rank,
             "cycles": self.cycles,
+            "breakdown": self.breakdown,
+            "contraction_cycles": self.cost.total_cycles,
+            "trf_bytes": self.trf_bytes,
             "mac_utilisation": self.mac_utilisation,
             "accumulator_use": self.accumulator_use,
             "accumulator_cells": self.accumulator_cells,

@@ -121,7 +121,8 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         "",
         f"PackSize {params.pack_size}, ReadSize {params.read_size}, packet tree depth {chain.reduced.packet.depth}, "
         f"{chain.mode.value} lane folding with InnerTime {chain.lane.inner_time}.",
-        f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
+        f"Estimated per slice: {chain.whole.total_cycles} cycles for the whole kernel, of which the contraction "
+        f"takes {cost.total_cycles}; MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
     axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.declared.items()]
