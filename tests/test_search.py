@@ -235,8 +235,9 @@ def test_a_contracted_axis_too_big_for_the_trf_is_named() -> None:
 
 
 def test_weights_too_big_for_every_grid_are_named() -> None:
+    # L is in both operands (a batch axis): no tile of the weights alone can be cut from it
     with pytest.raises(tcp.LayoutError) as info:
-        tcp.search("h,lh->l", {"H": 4096, "L": 8192}, topology=tcp.Topology(pes=1))
+        tcp.search("lh,lh->l", {"H": 4096, "L": 8192}, topology=tcp.Topology(pes=1))
     assert (info.value.stage, info.value.rule) == ("to_trf", "ExceedsCapacity")
     assert "64 slices" in info.value.detail
 

@@ -6,17 +6,19 @@ import math
 import operator
 from collections.abc import Mapping as MappingABC
 from numbers import Real
+from dataclasses import replace
 from typing import Any, Final, Literal, SupportsIndex
 
 from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.planner.engine import Settings, run
+from tcpdsl.planner.engine import Found, Settings, run
 from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.source import check_axis_names
+from tcpdsl.planner.tiling import Tiling, tile_problems
 from tcpdsl.tensors.device import Topology
 from tcpdsl.numerics.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
@@ -67,13 +69,35 @@ def search(
         )
     oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
     problems = [p for p in oriented if not weights_overflow(p, settings)]
-    if not problems:  # said at once: the search would try every grid in vain
+    if problems:
+        outcome = run(problems, settings, Progress(progress))
+        if not outcome.found:
+            raise no_plan(problems[0], outcome, settings)
+        plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
+        return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
+    # No grid holds the weights: search tiles of them (docs/search.md §5).
+    tilings = [t for p in oriented for t in tile_problems(p, lambda q: weights_overflow(q, settings))]
+    if not tilings:  # said at once: the search would try every grid in vain
         raise capacity_error(oriented[0], settings)
-    outcome = run(problems, settings, Progress(progress))
-    if not outcome.found:
-        raise no_plan(problems[0], outcome, settings)
-    plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
-    return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
+    return _tiled(tilings, replace(settings, budget=settings.budget / len(tilings)), progress)
+
+
+def _tiled(tilings: list[tuple[Problem, Tiling]], settings: Settings, progress: bool | None) -> Plans:
+    """Search each tiling with its share of the budget and rank the plans of all by total cycles."""
+    found: list[tuple[int, Found, Tiling]] = []
+    outcomes = []
+    for problem, tiling in tilings:
+        outcome = run([problem], settings, Progress(progress))
+        outcomes.append((problem, outcome))
+        found += [(tiling.count * f.cycles, f, tiling) for f in outcome.found]
+    if not found:
+        problem, outcome = outcomes[0]
+        raise no_plan(problem, outcome, settings)
+    found.sort(key=lambda item: (item[0], item[1].rank))
+    best = found[: settings.top]
+    plans = tuple(Plan(f.problem, f.chain, rank, settings.machine, t) for rank, (_, f, t) in enumerate(best, 1))
+    exhausted = all(o.exhausted for _, o in outcomes)
+    return Plans(plans, exhausted, sum(o.seconds for _, o in outcomes), sum(o.chains for _, o in outcomes))
 
 
 def _settings(
