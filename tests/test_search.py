@@ -242,6 +242,19 @@ def test_weights_too_big_for_every_grid_are_named() -> None:
     assert "64 slices" in info.value.detail
 
 
+def test_the_reference_grid_can_be_fixed() -> None:
+    # The reference's q projection pads Slice inside (`Q / 32, 1 # 4`), where the search would
+    # write `Q / 32 # 256`; fixed, it plans the hand-written kernel's whole-kernel cycles exactly
+    # (docs/cost-model.md): 64 slices on 4 PEs' DMA engines, 64 KiB of TRF each.
+    plans = tcp.search("h,qh->q", {"H": 1024, "Q": 2048}, fixed={"slice": "Q / 32, 1 # 4", "cluster": "1 # 2"}, top=1)
+    best = plans[0]
+    assert (best.layouts.slice, best.layouts.cluster) == ("Q / 32, 1 # 4", "1 # 2")
+    assert best.cycles == 12925 and best.trf_bytes == 65536
+    assert 'Slice = m["Q / 32, 1 # 4"]' in best.source()
+    x, w = _operands("h,qh->q", {"H": 1024, "Q": 2048}, seed=4)
+    _agrees(best, "h,qh->q", x, w)
+
+
 def test_a_grid_pin_nothing_matches_is_reported() -> None:
     with pytest.raises(tcp.LayoutError) as info:
         tcp.search("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, fixed={"Cluster": "1 # 2", "Slice": "A % 16 # 64"})

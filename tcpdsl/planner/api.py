@@ -25,6 +25,7 @@ from tcpdsl.verify import LaneMode
 
 DEFAULT_BUDGET: Final = 5.0
 FIXABLE: Final = ("Chip", "Cluster", "Slice", "Lane", "mode")
+_CANONICAL: Final = {k.lower(): k for k in FIXABLE}  # fixed= keys in any case: "slice" is Slice
 Streamed = Literal["first", "second", "either"]
 _ORIENTATIONS: Final[dict[str, tuple[bool, ...]]] = {"first": (False,), "second": (True,), "either": (False, True)}
 
@@ -50,7 +51,8 @@ def search(
     ``sizes`` gives every axis by that name.
     ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
-    layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
+    layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``
+    (keys in any case); a grid layout may pad where it likes (``"Q / 32, 1 # 4"``).
     ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
     elements of a chip. The search stops after ``budget`` seconds of wall time with the best plans
     so far (``Plans.exhausted`` is then False). ``progress`` draws a bar on stderr (default: when
@@ -165,10 +167,11 @@ def _pins(problem: Problem, fixed: object) -> dict[str, Mapping | LaneMode]:
             STAGE, "Option", f"fixed= must be a dict, got {type(fixed).__name__}", hint='e.g. fixed={"Cluster": "1 # 2"}'
         )
     pins: dict[str, Mapping | LaneMode] = {}
-    for key, value in fixed.items():
+    for given, value in fixed.items():
+        key = _CANONICAL.get(given.lower(), given) if isinstance(given, str) else given
         if key not in FIXABLE:
             raise LayoutError(
-                STAGE, "Option", f"fixed= cannot fix {key!r}", hint=f"fix any of {', '.join(FIXABLE)}",
+                STAGE, "Option", f"fixed= cannot fix {given!r}", hint=f"fix any of {', '.join(FIXABLE)}",
             )
         if key == "mode":
             if not isinstance(value, LaneMode):

@@ -9,11 +9,11 @@ bound on their cycles so the search can visit the promising ones first and stop 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from math import isqrt, prod
 
-from tcpdsl.algebra import Mapping
+from tcpdsl.algebra import Index, Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.clock import Clock
@@ -99,6 +99,21 @@ class Grid:
 
 
 @dataclass(frozen=True)
+class PinnedLayout(Layout):
+    """A grid layout the caller fixed: the search's digits, written with the caller's padding
+    (``Q / 32, 1 # 4`` where the search would write ``Q / 32 # 256``)."""
+
+    pin: Mapping = field(kw_only=True)
+
+    @property
+    def mapping(self) -> Mapping:
+        return self.pin
+
+    def text(self) -> str:
+        return str(self.pin)
+
+
+@dataclass(frozen=True)
 class GridPins:
     """Grid layouts the caller fixed (None: free)."""
 
@@ -106,11 +121,24 @@ class GridPins:
     cluster: Mapping | None = None
     slice: Mapping | None = None
 
-    def accept(self, chip: Layout, cluster: Layout, slice_: Layout) -> bool:
-        for pin, layout in ((self.chip, chip), (self.cluster, cluster), (self.slice, slice_)):
-            if pin is not None and layout.mapping != pin:
-                return False
-        return True
+    def place(self, layouts: tuple[Layout, Layout, Layout]) -> tuple[Layout, Layout, Layout] | None:
+        """``layouts`` with each pin in place of the layout holding the same live cells (padding
+        may sit elsewhere and be wider); None when a pin holds other cells."""
+        placed: list[Layout] = []
+        for pin, layout in zip((self.chip, self.cluster, self.slice), layouts):
+            if pin is None or pin == layout.mapping:
+                placed.append(layout)
+            elif _live(pin) == _live(layout.mapping):
+                placed.append(PinnedLayout(layout.parts, pin=pin))
+            else:
+                return None
+        return placed[0], placed[1], placed[2]
+
+
+@lru_cache(maxsize=1024)
+def _live(mapping: Mapping) -> frozenset[object]:
+    """The live cells of a grid layout (at most a chip's slices), whatever the padding around them."""
+    return frozenset(c for c in (mapping.cell(i) for i in range(mapping.size)) if isinstance(c, Index))
 
 
 @lru_cache(maxsize=256)
@@ -240,8 +268,9 @@ def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, 
     local = dict(spread.local)
     for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock):
         layouts = _layouts(problem, local, split, machine)
-        if layouts is not None and pins.accept(*layouts) and _fits(layouts, machine):
-            return Grid(spread, *layouts)
+        placed = None if layouts is None else pins.place(layouts)
+        if placed is not None and _fits(placed, machine):
+            return Grid(spread, *placed)
     return None
 
 
