@@ -508,3 +508,13 @@ def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
         chain_cost(chain), weight_dtype=dtype, trf_bytes=trf_bytes, slices=slices,
         engines=dma_engines(chain.chip, chain.cluster, chain.slice), chips=chips, result_packets=chain.lane_time.size,
     )
+
+
+def dm_move_cycles(slice_bytes: int, slices: int, engines: int) -> int:
+    """A stream re-laid out between slices before its kernel: ``slice_bytes`` into each of ``slices``
+    slices, DM to DM, one command on each of ``engines`` DMA engines (reads and writes in one tier
+    serialise)."""
+    total = slice_bytes * slices
+    share = -(-total // engines)
+    run = min(share, DMA_REQUEST_BYTES)
+    return dma_cycles(DmaParams(tail=run, tail_bytes=run, entries=(), bytes=share, same_tier=True))

@@ -63,13 +63,17 @@ def search(
     """
     problem = make_problem(einsum, sizes, stream, weights, axes)
     check_axis_names(problem)
-    settings = _settings(problem, top, fixed, topology, budget)
+    settings = make_settings(problem, top, fixed, topology, budget)
     if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
-    oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    return plan_problem([problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]], settings, progress)
+
+
+def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | None = None) -> Plans:
+    """The plans of a checked problem in each of its orientations, tiled when no grid holds it."""
     problems = [p for p in oriented if not weights_overflow(p, settings)]
     if problems:
         outcome = run(problems, settings, Progress(progress))
@@ -102,7 +106,7 @@ def _tiled(tilings: list[tuple[Problem, Tiling]], settings: Settings, progress: 
     return Plans(plans, exhausted, sum(o.seconds for _, o in outcomes), sum(o.chains for _, o in outcomes))
 
 
-def _settings(
+def make_settings(
     problem: Problem,
     top: object,
     fixed: MappingABC[str, Mapping | str | LaneMode] | None,

@@ -40,6 +40,7 @@ class Settings:
     grid_pins: GridPins
     lane_pin: Mapping | None
     modes: tuple[LaneMode, ...]
+    grid_axes: frozenset[str] | None = None  # the only axes the grid may spread (None: any)
 
 
 @dataclass
@@ -114,7 +115,7 @@ class _Search:
         """Visit the spreads best bound first; False when the budget ran out."""
         machine = self.settings.machine
         # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
-        orientations = [[(p, s) for s in spreads(p, machine, self.clock)] for p in self.problems]
+        orientations = [[(p, s) for s in spreads(p, machine, self.clock, self.settings.grid_axes)] for p in self.problems]
         self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
         if self.out_of_time():
             return False

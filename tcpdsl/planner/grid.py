@@ -159,9 +159,13 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-def _local_choices(problem: Problem, capacity: int, clock: Clock) -> Iterator[dict[str, int]]:
-    """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices."""
+def _local_choices(
+    problem: Problem, capacity: int, clock: Clock, grid_axes: frozenset[str] | None = None
+) -> Iterator[dict[str, int]]:
+    """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices (only the
+    ``grid_axes`` among them spread, when given)."""
     kept = problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+    whole = set() if grid_axes is None else {a for a in kept if a not in grid_axes}
 
     def walk(index: int, used: int, chosen: dict[str, int]) -> Iterator[dict[str, int]]:
         if index == len(kept):
@@ -169,7 +173,7 @@ def _local_choices(problem: Problem, capacity: int, clock: Clock) -> Iterator[di
             return
         axis = kept[index]
         size = problem.sizes[axis]
-        for local in divisors(size):
+        for local in (size,) if axis in whole else divisors(size):
             clock.tick()
             spread = size // local
             if used * spread <= capacity:
@@ -234,12 +238,13 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
     return True
 
 
-def spreads(problem: Problem, machine: Machine, clock: Clock) -> list[Spread]:
-    """Every per-slice size of the kept axes the device can spread, in visiting order."""
+def spreads(problem: Problem, machine: Machine, clock: Clock, grid_axes: frozenset[str] | None = None) -> list[Spread]:
+    """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
+    given), in visiting order."""
     weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
     stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
-    for local in _local_choices(problem, machine.chips * machine.slices, clock):
+    for local in _local_choices(problem, machine.chips * machine.slices, clock, grid_axes):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
         volume, kept = prod(cells.values()), prod(local.values())
         lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
