@@ -145,3 +145,29 @@ def test_plan_errors_go_to_stderr(argv: list[str], status: int, words: str, caps
     out, err = capsys.readouterr()
     assert out == ""
     assert err.startswith("tcpdsl plan: ") and words in err
+
+
+# -- the reference transformer's kernels -----------------------------------------------------------
+
+# hand-written and best-plan whole-kernel cycles per slice (docs/cost-model.md, docs/search.md §6)
+REFERENCE_KERNELS = {
+    "q projection": (12925, 5690),
+    "p projection (k, v)": (10877, 3130),
+    "o projection": (13053, 5754),
+    "mlp up": (12892, 8250),
+    "mlp down": (12986, 8378),
+    "attention score": (3706, 1802),
+    "attention weighted sum": (2074, 1802),
+    "lm_head tile": (21051, 21051),
+}
+
+
+@pytest.mark.parametrize("name", list(REFERENCE_KERNELS))
+def test_the_best_plan_is_no_slower_than_the_reference_kernel(name: str) -> None:
+    bench = load(EXAMPLES.parent / "benchmarks" / "bench_search.py", 950)
+    (einsum, sizes, kernel) = next((e, s, k) for n, e, s, k in bench.KERNELS if n == name)
+    hand_cycles, plan_cycles = REFERENCE_KERNELS[name]
+    assert bench.hand_written_cost(kernel, einsum, sizes).total_cycles == hand_cycles
+    plans = tcp.search(einsum, sizes, top=1)
+    assert plans.exhausted
+    assert plans[0].cycles == plan_cycles <= hand_cycles
