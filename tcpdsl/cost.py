@@ -497,10 +497,11 @@ class WholeChainLike(ChainLike, Protocol):
 
 def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
     """The whole kernel of a chain through ``contract_lane``: each slice's TRF holds its live lanes
-    times its live Element cells, and every live cell of Chip x Cluster x Slice is one slice."""
+    times its Element (padding included: zeros are stored), and every live cell of
+    Chip x Cluster x Slice is one slice."""
     assert chain.lane_time is not None, "the whole kernel is costed once contract_lane is called"
     dtype = chain.weight.dtype
-    cells = live_cells(chain.lane) * live_cells(chain.element)
+    cells = live_cells(chain.lane) * chain.element.size
     trf_bytes = -(-cells * bits_of(dtype, "cost") // BITS_PER_BYTE)
     chips = live_cells(chain.chip)
     slices = chips * live_cells(chain.cluster) * live_cells(chain.slice)

@@ -32,8 +32,8 @@ README_KERNELS = {
     "bmatmul_k_in_time": ("mvk,mnk->mvn", 70, 890, 578),
     "bmatmul_m_in_time": ("vmk,vnk->vmn", 70, 666, 578),
     "bmatmul_v_in_time": ("mvk,mnk->mvn", 70, 666, 578),
-    "lane_interleaved": ("mp,np->mpn", 85, 618, 509),
-    "lane_sequential": ("mp,np->mnp", 101, 634, 509),
+    "lane_interleaved": ("mp,np->mpn", 85, 618, 517),
+    "lane_sequential": ("mp,np->mnp", 101, 634, 517),
 }
 
 

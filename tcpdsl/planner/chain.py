@@ -114,7 +114,7 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
     )
     grid = r.candidate.grid
     whole = whole_kernel(
-        cost, weight_dtype=problem.weight_dtype, trf_bytes=trf_bytes(problem, grid.weight_cells),
+        cost, weight_dtype=problem.weight_dtype, trf_bytes=trf_bytes(problem, r.candidate.lane.live * r.candidate.element.size),
         slices=grid.spread.slices, engines=dma_engines(*m.grid), chips=live_cells(m.chip),
         result_packets=lane_time.size,
     )
