@@ -440,7 +440,7 @@ def trf_load_cycles(trf_bytes: int, dtype: str) -> int:
     """DM to TRF through the sub context's fetch, one ``SUB_READ_BYTES`` read a cycle."""
     bits = bits_of(dtype, "cost")
     read = SUB_READ_BYTES * BITS_PER_BYTE // bits
-    cells = trf_bytes * BITS_PER_BYTE // bits
+    cells = -(-trf_bytes * BITS_PER_BYTE // bits)
     reads = -(-cells // read)
     return fetch_cycles(FetchParams((), (), read, read, float(SUB_READ_BYTES), reads, read))
 
