@@ -460,11 +460,13 @@ def whole_kernel(
     chips: int,
     result_packets: int,
     moves: tuple[tuple[str, int], ...] = (),
+    weights_from_hbm: bool = True,
 ) -> WholeKernelCost:
     """The whole kernel of a contraction whose slices each hold ``trf_bytes`` of weights, spread
     over ``slices`` slices of ``chips`` chips whose weights ``engines`` DMA engines move;
-    ``moves`` are re-layouts of the inputs the kernel waits for."""
-    dma = weight_dma_cycles(trf_bytes, slices, engines, chips)
+    ``moves`` are re-layouts of the inputs the kernel waits for. Weights already in DM
+    (``weights_from_hbm`` False) are not moved from HBM."""
+    dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if weights_from_hbm else 0
     load = trf_load_cycles(trf_bytes, weight_dtype)
     commit = result_commit_cycles(result_packets)
     streaming = max([commit, *(s.cycles for s in contraction.stages)])

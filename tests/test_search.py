@@ -351,3 +351,38 @@ def test_a_split_layout_pairs_back_to_itself(layout: Layout, cut: int) -> None:
     assert inner.size == cut and outer.size * cut == layout.size
     assert outer.mapping.pair(inner.mapping) == layout.mapping
     assert (outer.mapping, inner.mapping) == layout.mapping.split_at(cut)
+
+# -- where the operands are ------------------------------------------------------------------------
+
+
+def test_inputs_say_where_the_operands_are_and_the_plan_pays_their_moves() -> None:
+    einsum, sizes = "h,qh->q", {"H": 1024, "Q": 2048}
+    default = tcp.search(einsum, sizes, top=1)[0]
+    # by default the stream is in DM and the weights in HBM: 4 MiB at 1024 B a cycle, plus 500
+    assert "stream DMA" not in default.breakdown and default.breakdown["weight DMA"] == 4096 + 500
+    both = tcp.search(einsum, sizes, top=1, inputs=("hbm", "hbm"))[0]
+    # x[H] into all 512 slices, 2 KiB each, from HBM: 1 MiB at 1024 B a cycle, plus 500
+    assert both.breakdown["stream DMA"] == 1024 + 500
+    assert both.cycles == default.cycles + 1524
+    resident = tcp.search(einsum, sizes, top=1, inputs=("dm", "dm"))[0]
+    assert resident.breakdown["weight DMA"] == 0
+    assert resident.cycles == default.cycles - 4596
+    elsewhere = tcp.search(einsum, sizes, top=1, inputs=({"slice": "Q / 32, 1 # 4", "Cluster": "1 # 2"}, "hbm"))[0]
+    # the stream sits on another grid: moved DM to DM (serial reads and writes) over 8 engines
+    assert elsewhere.breakdown["stream move"] == 500 + 2 * (512 * 2048 // 8 // 256)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "words"),
+    [
+        ("hbm", "one place per einsum operand"),
+        (("hbm",), "one place per einsum operand"),
+        (("ssd", "hbm"), 'place of operand 1 must be "hbm", "dm" or a grid dict'),
+        (("dm", {"Time": "H"}), "inputs= grid of operand 2 names 'Time'"),
+    ],
+)
+def test_inputs_that_name_no_place_are_refused(inputs: object, words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("h,qh->q", {"H": 64, "Q": 64}, inputs=inputs)  # type: ignore[arg-type]
+    assert (info.value.stage, info.value.rule) == ("search", "Option")
+    assert words in info.value.detail

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping as MappingABC
+from collections.abc import Sequence
 from numbers import Real
 from dataclasses import replace
 from typing import Any, Final, Literal, SupportsIndex
@@ -14,6 +15,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Found, Settings, run
 from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
+from tcpdsl.planner.placement import placement
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
@@ -43,6 +45,7 @@ def search(
     budget: float = DEFAULT_BUDGET,
     progress: bool | None = None,
     axes: MappingABC[str, str | Axis[Any, Any]] | None = None,
+    inputs: Sequence[str | MappingABC[str, Mapping | str]] | None = None,
 ) -> Plans:
     """Up to ``top`` valid kernels for ``einsum`` (e.g. ``"th,lh->tl"``), fewest cycles first.
 
@@ -56,14 +59,17 @@ def search(
     ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
     elements of a chip. The search stops after ``budget`` seconds of wall time with the best plans
     so far (``Plans.exhausted`` is then False). ``progress`` draws a bar on stderr (default: when
-    stderr is a terminal).
+    stderr is a terminal). ``inputs`` says where each einsum operand is before the kernel:
+    ``"hbm"``, ``"dm"`` (already where the plan reads it) or the grid of its DM tensor
+    (``{"Slice": "Q / 32, 1 # 4"}``); by default the stream is in DM and the weights in HBM. The
+    plan's cycles include the moves that bring them where it reads them.
 
     Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
     ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
     """
     problem = make_problem(einsum, sizes, stream, weights, axes)
     check_axis_names(problem)
-    settings = make_settings(problem, top, fixed, topology, budget)
+    settings = replace(make_settings(problem, top, fixed, topology, budget), places=placement(problem, inputs))
     if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",

@@ -238,9 +238,11 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
     return True
 
 
-def spreads(problem: Problem, machine: Machine, clock: Clock, grid_axes: frozenset[str] | None = None) -> list[Spread]:
+def spreads(
+    problem: Problem, machine: Machine, clock: Clock, grid_axes: frozenset[str] | None = None, from_hbm: bool = True
+) -> list[Spread]:
     """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
-    given), in visiting order."""
+    given), in visiting order; ``from_hbm`` says whether the weights' DMA counts."""
     weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
     stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
@@ -254,7 +256,7 @@ def spreads(problem: Problem, machine: Machine, clock: Clock, grid_axes: frozens
         weight_cells = prod(cells[a] for a in weight_axes)
         flits = -(-stream_cells // problem.flit)
         engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
-        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips)
+        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm)
         found.append(Spread(
             tuple(local.items()),
             slices,

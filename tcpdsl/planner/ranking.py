@@ -39,7 +39,9 @@ def spread_rank(spread: Spread) -> Rank:
     return (spread.bound, spread.weight_cells, -1.0, _OUT, 0)
 
 
-def branch_rank(problem: Problem, grid: Grid, packing: Packing, lane: Layout, modes: tuple[LaneMode, ...]) -> Rank:
+def branch_rank(
+    problem: Problem, grid: Grid, packing: Packing, lane: Layout, modes: tuple[LaneMode, ...], from_hbm: bool = True
+) -> Rank:
     """The best rank a chain with this grid, Outer packet and lanes can have.
 
     Its Outer packet count, its lane-stage packets per mode and its MAC utilisation are fixed; the
@@ -50,7 +52,7 @@ def branch_rank(problem: Problem, grid: Grid, packing: Packing, lane: Layout, mo
     layouts = (grid.chip.mapping, grid.cluster.mapping, grid.slice.mapping)
     load = load_cycles(
         problem.weight_dtype, trf_bytes(problem, grid.weight_cells), grid.spread.slices, dma_engines(*layouts),
-        live_cells(layouts[0]),
+        live_cells(layouts[0]), from_hbm,
     )
     kept = packing.kept
     slots = grid.kept // (kept.live * lane.live)  # cells of the reduced Time
