@@ -33,11 +33,13 @@ from tcpdsl.verify import BITS
 class ChainPlan:
     """One plan per kernel and the move before each kernel after the first (0: none needed).
 
-    ``cycles`` is every kernel's whole-kernel cycles plus every move.
+    ``cycles`` is every kernel's whole-kernel cycles plus every move. ``exhausted`` is False when
+    the time budget stopped one of the searches behind it.
     """
 
     kernels: tuple[Plan, ...]
     moves: tuple[int, ...]
+    exhausted: bool
 
     @property
     def cycles(self) -> int:
@@ -80,6 +82,7 @@ def search_chain(
             hint='e.g. tcp.search_chain(["h,ngdh->ngd", "ngd,tnd->ngt"], sizes)',
         )
     count = _positive(top)
+    stopped: list[bool] = []
     share = budget / (len(einsums) * (2 + 2 * count))
 
     def plans(index: int, fixed: dict[str, str] | None = None, grid_axes: frozenset[str] | None = None) -> list[Plan]:
@@ -88,7 +91,9 @@ def search_chain(
         problem = make_problem(einsum, {a: n for a, n in sizes.items() if a in names}, stream, weights)
         check_axis_names(problem)
         settings = replace(make_settings(problem, count, fixed, topology, share), grid_axes=grid_axes)
-        return list(plan_problem([problem.oriented(False)], settings))
+        found = plan_problem([problem.oriented(False)], settings)
+        stopped.append(not found.exhausted)
+        return list(found)
 
     def shared(index: int) -> list[Plan]:
         """Kernel ``index`` spread only over the axes its result keeps in the next kernel."""
@@ -117,7 +122,7 @@ def search_chain(
                     best[id(plan)] = (cost, (*chosen, plan), (*moves, move))
         layer = best
     _, kernels, moves = min(layer.values(), key=lambda entry: entry[0])
-    return ChainPlan(kernels, moves)
+    return ChainPlan(kernels, moves, not any(stopped))
 
 
 def _positive(top: object) -> int:
