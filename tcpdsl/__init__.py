@@ -58,6 +58,7 @@ _EXPORTS: dict[str, str] = {
     "evaluator": "tcpdsl.evaluate.select",
     # layout search
     "search": "tcpdsl.planner.api",
+    "search_chain": "tcpdsl.planner.sequence",
     "Plan": "tcpdsl.planner.plan",
     # a kernel on random data against the oracle, as `tcpdsl run` does
     "try_kernel": "tcpdsl.harness.run",

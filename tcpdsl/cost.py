@@ -25,13 +25,14 @@ from tcpdsl.verify.constants import (
     FLIT_BYTES,
     MAX_LANES,
     OUTER_PACKET_BYTES,
+    SLICES_PER_PE,
 )
 from tcpdsl.verify.dtypes import bits_of
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.switch import SwitchParams
 from tcpdsl.verify.transpose import TransposeParams
 from tcpdsl.verify.commit import CommitParams
-from tcpdsl.verify.fetch import FetchParams
+from tcpdsl.verify.fetch import SUB_READ_BYTES, FetchParams
 from tcpdsl.verify.dma import DmaParams
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.inter_reduce import InterReduceParams
@@ -47,10 +48,12 @@ FETCH_BYTES_PER_CYCLE: Final = FLIT_BYTES
 # the other half is zeros.
 HARDWARE_PACKET_BYTES: Final = OUTER_PACKET_BYTES
 
-# Merging two flits into one packet costs two cycles and is not a bottleneck, since the stages
-# downstream take one packet per two cycles too. So each lane multiplies one packet every
-# 64 B / 32 B = 2 cycles whatever the PackSize; PackSize 1 just wastes half of it.
-PACKET_PERIOD_CYCLES: Final = HARDWARE_PACKET_BYTES // FETCH_BYTES_PER_CYCLE
+# The packet rate (docs/cost-model.md, "The packet rate"): the TRF Sequencer, the Multiplier and
+# both reducers take one packet per lane per cycle; only the stream side is slower when it must
+# fetch, one 32-byte flit a cycle. So a PackSize 2 packet waits two cycles for its two flits, a
+# PackSize 1 packet one, and a TimeBroadcast repeat none (it reuses the packet fetched).
+PACKETS_PER_CYCLE: Final = 1
+FLITS_PER_CYCLE: Final = 1
 
 # The adder tree's latency grows with its depth over one 64-byte packet: 5 cycles for 16-bit
 # elements, 6 for 8-bit and 7 for 4-bit, keyed here by wire bits.
@@ -151,7 +154,8 @@ def tree_latency(dtype: str) -> int:
 
 
 def outer_cost(dtype: str, lane: Mapping, time: Mapping, out_time: Mapping, out_packet: Mapping, params: OuterParams) -> StageCost:
-    """Stream Adapter, TRF Sequencer and Multiplier: one packet per lane per packet period."""
+    """Stream Adapter, TRF Sequencer and Multiplier: one packet per lane a cycle, but no faster than
+    the stream's flits arrive (one a cycle)."""
     packets = out_time.size
     fill = live_cells(out_packet) / macs_per_lane(dtype)
     lanes = live_cells(lane) / LANES
@@ -166,7 +170,10 @@ def outer_cost(dtype: str, lane: Mapping, time: Mapping, out_time: Mapping, out_
     ]
     if params.pack_size == 1:
         notes.append("PackSize 1 multiplies a zero half: half the MAC throughput of PackSize 2")
-    return StageCost(Stage.CONTRACT_OUTER, PACKET_PERIOD_CYCLES * packets, 0, fill * lanes, tuple(notes))
+    cycles = max(-(-packets // PACKETS_PER_CYCLE), -(-time.size // FLITS_PER_CYCLE))
+    if cycles > packets:
+        notes.append(f"fetch-bound: {time.size} flits at {FLITS_PER_CYCLE} a cycle")
+    return StageCost(Stage.CONTRACT_OUTER, cycles, 0, fill * lanes, tuple(notes))
 
 
 def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketParams) -> StageCost:
@@ -176,7 +183,7 @@ def packet_cost(dtype: str, lane: Mapping, out_time: Mapping, params: PacketPara
         f"ReducePacket {params.reduce_packet}, output {params.output}",
         f"adder-tree latency {tree_latency(dtype)} cycles ({dtype})",
     )
-    cycles = PACKET_PERIOD_CYCLES * out_time.size
+    cycles = -(-out_time.size // PACKETS_PER_CYCLE)
     return StageCost(Stage.CONTRACT_PACKET, cycles, tree_latency(dtype), live_cells(lane) / LANES, notes)
 
 
@@ -191,7 +198,7 @@ def time_cost(out_time: Mapping, time_out: Mapping, params: TimeParams) -> Stage
         f"reduces {reduced}: {per_cell} packet{_s(per_cell)} accumulate into each of {time_out.size} Time "
         f"slot{_s(time_out.size)}",
     )
-    return StageCost(Stage.CONTRACT_TIME, PACKET_PERIOD_CYCLES * out_time.size, 0, None, notes)
+    return StageCost(Stage.CONTRACT_TIME, -(-out_time.size // PACKETS_PER_CYCLE), 0, None, notes)
 
 
 def lane_cost(lane_time: Mapping, params: LaneParams) -> StageCost:
@@ -382,3 +389,135 @@ def dma_cycles(params: DmaParams) -> int:
     """Start-up plus requests: reads and writes pipeline across tiers and serialise within one tier."""
     requests = dma_requests(params)
     return DMA_STARTUP_CYCLES + (2 * requests if params.same_tier else requests)
+# ---------------------------------------------------------------------------------------------------
+# The whole kernel: load, stream, contract, drain, commit (docs/cost-model.md "The whole kernel")
+# ---------------------------------------------------------------------------------------------------
+
+# Each processing element has its own DMA engine; a kernel's weights move over the engines of the
+# PEs it occupies, one command each, side by side.
+SLICES_PER_DMA_ENGINE: Final = SLICES_PER_PE
+# The chip's HBM delivers 1.5 TB/s at a 1.5 GHz clock: 1024 bytes a cycle however many engines pull.
+HBM_BYTES_PER_CYCLE: Final = 1024
+# A result packet of the Lane Folder: 8 accumulators of 4 bytes, one main-context write.
+RESULT_PACKET_BYTES: Final = CONTRACT_LANE_OUT_PACKET_ELEMENTS * 4
+
+
+@dataclass(frozen=True)
+class WholeKernelCost:
+    """A whole kernel per slice: its weights loaded (DMA to DM, then the sub-context fetch into the
+    TRF), any moves of its inputs, then the contraction pipeline with the commit of its results.
+
+    ``breakdown`` gives each engine's busy cycles; ``total_cycles`` is the load, then the moves, then
+    the pipeline (its slowest streaming stage, the commit included, plus every latency).
+    """
+
+    contraction: KernelCost
+    breakdown: tuple[tuple[str, int], ...]
+    total_cycles: int
+    trf_bytes: int
+
+
+def dma_engines(chip: Mapping, cluster: Mapping, slice_: Mapping) -> int:
+    """The DMA engines a grid can use: one per PE holding a live slice (live chips x live clusters
+    x the 64-slice blocks of Slice with a live cell)."""
+    blocks = {i // SLICES_PER_DMA_ENGINE for i in range(slice_.size) if isinstance(slice_.cell(i), Index)}
+    return live_cells(chip) * live_cells(cluster) * len(blocks)
+
+
+def weight_dma_cycles(trf_bytes: int, slices: int, engines: int, chips: int = 1) -> int:
+    """HBM to DM for ``slices`` slices of ``trf_bytes`` each over ``chips`` chips, one command on
+    each of ``engines`` DMA engines, no faster than each chip's HBM delivers."""
+    if trf_bytes == 0:
+        return 0
+    total = trf_bytes * slices
+    share = -(-total // engines)
+    run = min(share, DMA_REQUEST_BYTES)
+    command = dma_cycles(DmaParams(tail=run, tail_bytes=run, entries=(), bytes=share, same_tier=False))
+    return max(command, DMA_STARTUP_CYCLES + -(-total // (chips * HBM_BYTES_PER_CYCLE)))
+
+
+def trf_load_cycles(trf_bytes: int, dtype: str) -> int:
+    """DM to TRF through the sub context's fetch, one ``SUB_READ_BYTES`` read a cycle."""
+    bits = bits_of(dtype, "cost")
+    read = SUB_READ_BYTES * BITS_PER_BYTE // bits
+    cells = -(-trf_bytes * BITS_PER_BYTE // bits)
+    reads = -(-cells // read)
+    return fetch_cycles(FetchParams((), (), read, read, float(SUB_READ_BYTES), reads, read))
+
+
+def result_commit_cycles(packets: int) -> int:
+    """The Lane Folder's packets written to DM from the main context, one 32-byte write each."""
+    return commit_cycles(CommitParams((), (), RESULT_PACKET_BYTES, RESULT_PACKET_BYTES, packets))
+
+
+def whole_kernel(
+    contraction: KernelCost,
+    *,
+    weight_dtype: str,
+    trf_bytes: int,
+    slices: int,
+    engines: int,
+    chips: int,
+    result_packets: int,
+    moves: tuple[tuple[str, int], ...] = (),
+    weights_from_hbm: bool = True,
+) -> WholeKernelCost:
+    """The whole kernel of a contraction whose slices each hold ``trf_bytes`` of weights, spread
+    over ``slices`` slices of ``chips`` chips whose weights ``engines`` DMA engines move;
+    ``moves`` are re-layouts of the inputs the kernel waits for. Weights already in DM
+    (``weights_from_hbm`` False) are not moved from HBM."""
+    dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if weights_from_hbm else 0
+    load = trf_load_cycles(trf_bytes, weight_dtype)
+    commit = result_commit_cycles(result_packets)
+    streaming = max([commit, *(s.cycles for s in contraction.stages)])
+    pipeline = streaming + sum(s.latency for s in contraction.stages)
+    breakdown = (
+        ("weight DMA", dma),
+        ("TRF load", load),
+        *moves,
+        *((str(s.stage), s.cycles + s.latency) for s in contraction.stages),
+        ("commit", commit),
+    )
+    total = dma + load + sum(c for _, c in moves) + pipeline
+    return WholeKernelCost(contraction, breakdown, total, trf_bytes)
+
+
+class WholeChainLike(ChainLike, Protocol):
+    """A contraction chain with its grid and its TRF operand (``tcpdsl.numerics.chain.Chain`` has them)."""
+
+    @property
+    def weight(self) -> _OperandLike: ...
+    @property
+    def element(self) -> Mapping: ...
+    @property
+    def chip(self) -> Mapping: ...
+    @property
+    def cluster(self) -> Mapping: ...
+    @property
+    def slice(self) -> Mapping: ...
+
+
+def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
+    """The whole kernel of a chain through ``contract_lane``: each slice's TRF holds its live lanes
+    times its Element (padding included: zeros are stored), and every live cell of
+    Chip x Cluster x Slice is one slice."""
+    assert chain.lane_time is not None, "the whole kernel is costed once contract_lane is called"
+    dtype = chain.weight.dtype
+    cells = live_cells(chain.lane) * chain.element.size
+    trf_bytes = -(-cells * bits_of(dtype, "cost") // BITS_PER_BYTE)
+    chips = live_cells(chain.chip)
+    slices = chips * live_cells(chain.cluster) * live_cells(chain.slice)
+    return whole_kernel(
+        chain_cost(chain), weight_dtype=dtype, trf_bytes=trf_bytes, slices=slices,
+        engines=dma_engines(chain.chip, chain.cluster, chain.slice), chips=chips, result_packets=chain.lane_time.size,
+    )
+
+
+def dm_move_cycles(slice_bytes: int, slices: int, engines: int) -> int:
+    """A stream re-laid out between slices before its kernel: ``slice_bytes`` into each of ``slices``
+    slices, DM to DM, one command on each of ``engines`` DMA engines (reads and writes in one tier
+    serialise)."""
+    total = slice_bytes * slices
+    share = -(-total // engines)
+    run = min(share, DMA_REQUEST_BYTES)
+    return dma_cycles(DmaParams(tail=run, tail_bytes=run, entries=(), bytes=share, same_tier=True))

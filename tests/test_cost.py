@@ -79,14 +79,33 @@ def test_pack_size_two_fills_every_mac() -> None:
     assert cost.mac_utilisation == 1.0
 
 
-def test_pack_size_one_halves_the_throughput() -> None:
+def test_pack_size_one_halves_the_utilisation_but_not_the_rate() -> None:
     full, half = matmul(pack=2), matmul(pack=1)
     assert half.mac_utilisation == full.mac_utilisation / 2
-    # the same multiplies take twice the packets, so the Multiplier streams twice as long
-    assert stage(half, "contract_outer").cycles == 2 * stage(full, "contract_outer").cycles
+    # twice the packets, but each waits for one flit instead of two: both stream the same 64 flits
+    assert stage(half, "contract_outer").cycles == stage(full, "contract_outer").cycles == 64
     assert half.useful_macs == full.useful_macs
     assert stage(half, "contract_time").notes[0] == "reduces B: 2 packets accumulate into each of 32 Time slots"
     assert any("PackSize 1" in note for note in stage(half, "contract_outer").notes)
+
+
+def time_broadcast() -> KernelCost:
+    """x[B] against w[C, A, B]: each fetched packet of x feeds all 32 A steps (TimeBroadcast A)."""
+    return chain({"A": 32, "B": 32, "C": 8}, "bf16", ("B / 16", "B % 16"), ("C", "A, B"), ("A", "B"), "1", "A", ("A", "C"))
+
+
+def test_the_packet_rate_is_one_packet_per_cycle() -> None:
+    """The two readings of the packet rate (docs/cost-model.md, "The packet rate") disagree here.
+
+    Read as "one packet every 2 cycles", the 32 broadcast packets would stream 64 cycles like the
+    matmul's 32 fetched ones (ratio 1); read as one packet a cycle, fed by one flit a cycle, the
+    broadcast needs 2 flits for 32 packets and streams 32 cycles against the matmul's 64 flits.
+    """
+    broadcast, fetched = time_broadcast(), matmul(pack=2)
+    assert stage(broadcast, "contract_outer").cycles == 32
+    assert stage(fetched, "contract_outer").cycles == 64
+    assert (broadcast.total_cycles, fetched.total_cycles) == (32 + 5 + 1, 64 + 5 + 1)
+    assert "fetch-bound: 64 flits at 1 a cycle" in stage(fetched, "contract_outer").notes
 
 
 def test_k_in_time_uses_one_thirty_second_of_the_macs() -> None:
@@ -110,7 +129,7 @@ def test_tree_latency_by_dtype(dtype: str, depth: int, macs: int) -> None:
 def test_packet_stage_adds_the_tree_latency_to_the_total() -> None:
     cost = matmul(pack=2)
     packet = stage(cost, "contract_packet")
-    assert (packet.latency, packet.cycles) == (5, 64)
+    assert (packet.latency, packet.cycles) == (5, 32)  # one packet a cycle; Outer waits for 64 flits
     assert any("tree depth 5" in note for note in packet.notes)
     lane = stage(cost, "contract_lane")
     # A x C outputs: the accumulator holds one [C # 8] slot of 8 cells, drained in one flit

@@ -85,19 +85,26 @@ def test_plans_come_best_first_with_consistent_figures() -> None:
     cycles = [p.cycles for p in plans]
     assert cycles == sorted(cycles)
     for p in plans:
-        assert p.cycles == p.cost.total_cycles
+        # the weights load first, then the contraction streams; its commit never outlasts the Lane Folder
+        assert p.cycles == p.breakdown["weight DMA"] + p.breakdown["TRF load"] + p.cost.total_cycles
         assert 0 < p.mac_utilisation <= 1
         assert p.accumulator_use == p.accumulator_cells / 1024
     assert [p.rank for p in plans] == list(range(1, len(plans) + 1))
 
 
-def test_the_best_plan_meets_the_grid_lower_bound() -> None:
-    # 256 x 1024 x 3072 MACs over 512 slices at 8 lanes x 32 MACs per 2-cycle packet, plus the bf16
-    # adder tree (5) and one drained output flit (1): nothing can do better under the cost model.
+def test_the_best_plan_counts_the_whole_kernel() -> None:
+    # L / 12 over 256 slices and T over both clusters: each of 512 slices holds 12 x 1024 bf16 weights
+    # (24 KiB). The weight DMA moves 512 x 24 KiB = 12 MiB at the HBM's 1024 B a cycle, plus 500 to
+    # start; the sub context loads 24 KiB into the TRF 8 bytes a cycle; the 128 rows of T stream
+    # 128 x 64 flits, one a cycle, plus the bf16 adder tree (5) and a drain of 16 accumulators (2).
     plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=1)
     assert plans.exhausted
-    assert plans[0].cycles == 2 * (256 * 1024 * 3072 // 512 // 256) + 5 + 1
-    assert plans[0].mac_utilisation == 1.0
+    best = plans[0]
+    assert (best.layouts.slice, best.layouts.cluster, best.trf_bytes) == ("L / 12", "T / 128", 12 * 1024 * 2)
+    assert best.breakdown["weight DMA"] == 512 * 12 * 1024 * 2 // 1024 + 500
+    assert best.breakdown["TRF load"] == 12 * 1024 * 2 // 8
+    assert best.cost.total_cycles == 128 * 64 + 5 + 2
+    assert best.cycles == 12788 + 3072 + 8199
 
 
 def test_an_odd_contracted_axis_fills_a_zero_padded_flit() -> None:
@@ -228,10 +235,24 @@ def test_a_contracted_axis_too_big_for_the_trf_is_named() -> None:
 
 
 def test_weights_too_big_for_every_grid_are_named() -> None:
+    # L is in both operands (a batch axis): no tile of the weights alone can be cut from it
     with pytest.raises(tcp.LayoutError) as info:
-        tcp.search("h,lh->l", {"H": 4096, "L": 8192}, topology=tcp.Topology(pes=1))
+        tcp.search("lh,lh->l", {"H": 4096, "L": 8192}, topology=tcp.Topology(pes=1))
     assert (info.value.stage, info.value.rule) == ("to_trf", "ExceedsCapacity")
     assert "64 slices" in info.value.detail
+
+
+def test_the_reference_grid_can_be_fixed() -> None:
+    # The reference's q projection pads Slice inside (`Q / 32, 1 # 4`), where the search would
+    # write `Q / 32 # 256`; fixed, it plans the hand-written kernel's whole-kernel cycles exactly
+    # (docs/cost-model.md): 64 slices on 4 PEs' DMA engines, 64 KiB of TRF each.
+    plans = tcp.search("h,qh->q", {"H": 1024, "Q": 2048}, fixed={"slice": "Q / 32, 1 # 4", "cluster": "1 # 2"}, top=1)
+    best = plans[0]
+    assert (best.layouts.slice, best.layouts.cluster) == ("Q / 32, 1 # 4", "1 # 2")
+    assert best.cycles == 12925 and best.trf_bytes == 65536
+    assert 'Slice = m["Q / 32, 1 # 4"]' in best.source()
+    x, w = _operands("h,qh->q", {"H": 1024, "Q": 2048}, seed=4)
+    _agrees(best, "h,qh->q", x, w)
 
 
 def test_a_grid_pin_nothing_matches_is_reported() -> None:
@@ -269,7 +290,7 @@ def test_no_time_is_a_budget_error() -> None:
 def test_a_search_stopped_by_its_budget_returns_what_it_found(monkeypatch: pytest.MonkeyPatch) -> None:
     # The clock runs out as soon as one plan is in hand.
     monkeypatch.setattr(engine._Search, "out_of_time", lambda self: bool(self.kept))
-    plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=3)
+    plans = tcp.search("ab,cb->ac", {"A": 32, "B": 32, "C": 8}, top=3)
     assert not plans.exhausted and len(plans) >= 1
     assert "stopped by the time budget" in repr(plans)
 
@@ -330,3 +351,38 @@ def test_a_split_layout_pairs_back_to_itself(layout: Layout, cut: int) -> None:
     assert inner.size == cut and outer.size * cut == layout.size
     assert outer.mapping.pair(inner.mapping) == layout.mapping
     assert (outer.mapping, inner.mapping) == layout.mapping.split_at(cut)
+
+# -- where the operands are ------------------------------------------------------------------------
+
+
+def test_inputs_say_where_the_operands_are_and_the_plan_pays_their_moves() -> None:
+    einsum, sizes = "h,qh->q", {"H": 1024, "Q": 2048}
+    default = tcp.search(einsum, sizes, top=1)[0]
+    # by default the stream is in DM and the weights in HBM: 4 MiB at 1024 B a cycle, plus 500
+    assert "stream DMA" not in default.breakdown and default.breakdown["weight DMA"] == 4096 + 500
+    both = tcp.search(einsum, sizes, top=1, inputs=("hbm", "hbm"))[0]
+    # x[H] into all 512 slices, 2 KiB each, from HBM: 1 MiB at 1024 B a cycle, plus 500
+    assert both.breakdown["stream DMA"] == 1024 + 500
+    assert both.cycles == default.cycles + 1524
+    resident = tcp.search(einsum, sizes, top=1, inputs=("dm", "dm"))[0]
+    assert resident.breakdown["weight DMA"] == 0
+    assert resident.cycles == default.cycles - 4596
+    elsewhere = tcp.search(einsum, sizes, top=1, inputs=({"slice": "Q / 32, 1 # 4", "Cluster": "1 # 2"}, "hbm"))[0]
+    # the stream sits on another grid: moved DM to DM (serial reads and writes) over 8 engines
+    assert elsewhere.breakdown["stream move"] == 500 + 2 * (512 * 2048 // 8 // 256)
+
+
+@pytest.mark.parametrize(
+    ("inputs", "words"),
+    [
+        ("hbm", "one place per einsum operand"),
+        (("hbm",), "one place per einsum operand"),
+        (("ssd", "hbm"), 'place of operand 1 must be "hbm", "dm" or a grid dict'),
+        (("dm", {"Time": "H"}), "inputs= grid of operand 2 names 'Time'"),
+    ],
+)
+def test_inputs_that_name_no_place_are_refused(inputs: object, words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search("h,qh->q", {"H": 64, "Q": 64}, inputs=inputs)  # type: ignore[arg-type]
+    assert (info.value.stage, info.value.rule) == ("search", "Option")
+    assert words in info.value.detail

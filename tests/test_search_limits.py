@@ -50,8 +50,10 @@ def test_the_budget_bounds_a_search_over_many_kept_axes(budget: float) -> None:
 
 
 def test_weights_no_device_can_hold_are_refused_before_any_grid_is_tried() -> None:
-    sizes = {a: 30 for a in "ABCDEFGH"} | {"K": 64}  # 30**4 * 64 bf16 weights: 198 KiB per slice at best
-    result, seconds = _timed(lambda: tcp.search(EIGHT_AXES, sizes, budget=30))
+    # 30**4 * 64 bf16 weights: 198 KiB per slice at best; every kept axis is in both operands, so
+    # no tile of the weights alone can be cut from one
+    sizes = {a: 30 for a in "ABCD"} | {"K": 64}
+    result, seconds = _timed(lambda: tcp.search("abcdk,abcdk->abcd", sizes, budget=30))
     assert seconds < 0.5
     assert isinstance(result, tcp.LayoutError) and (result.stage, result.rule) == ("to_trf", "ExceedsCapacity")
     assert result.detail.startswith(
@@ -111,7 +113,7 @@ def test_divisors_come_from_the_prime_factors() -> None:
 
 def test_a_budget_too_large_for_a_float_sets_no_limit() -> None:
     plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, budget=10**400)
-    assert plans.exhausted and plans[0].cycles == 12294
+    assert plans.exhausted and plans[0].cycles == 24059
 
 
 def test_a_huge_negative_budget_is_refused_briefly() -> None:
@@ -124,5 +126,5 @@ def test_a_huge_negative_budget_is_refused_briefly() -> None:
 def test_numpy_numbers_are_accepted_as_sizes_top_and_budget() -> None:
     sizes = {"T": np.int64(256), "H": np.int32(1024), "L": np.uint16(3072)}
     plans = tcp.search("th,lh->tl", sizes, top=np.int64(2), budget=np.float32(5))  # type: ignore[arg-type]
-    assert len(plans) == 2 and plans[0].cycles == 12294
+    assert len(plans) == 2 and plans[0].cycles == 24059
     assert all(type(n) is int for n in plans[0].problem.sizes.values())

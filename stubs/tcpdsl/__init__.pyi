@@ -22,6 +22,7 @@ from tcpdsl.errors import MappingSyntaxError as MappingSyntaxError
 from tcpdsl.errors import TcpError as TcpError
 from tcpdsl.evaluate.select import evaluator as evaluator
 from tcpdsl.planner.api import search as search
+from tcpdsl.planner.sequence import search_chain as search_chain
 from tcpdsl.planner.plan import Plan as Plan
 from tcpdsl.tensors.checking import install as install
 from tcpdsl.tensors.checking import kernel as kernel
@@ -62,5 +63,5 @@ __all__ = [
     "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
     "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
     "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
-    "m", "mx", "parse", "search", "try_kernel", "__version__",
+    "m", "mx", "parse", "search", "search_chain", "try_kernel", "__version__",
 ]

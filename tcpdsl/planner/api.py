@@ -5,24 +5,29 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Mapping as MappingABC
+from collections.abc import Sequence
 from numbers import Real
+from dataclasses import replace
 from typing import Any, Final, Literal, SupportsIndex
 
 from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
-from tcpdsl.planner.engine import Settings, run
+from tcpdsl.planner.engine import Found, Settings, run
 from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
+from tcpdsl.planner.placement import placement
 from tcpdsl.planner.plan import Plan, Plans
 from tcpdsl.planner.problem import STAGE, Problem, make_problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.source import check_axis_names
+from tcpdsl.planner.tiling import Tiling, tile_problems
 from tcpdsl.tensors.device import Topology
 from tcpdsl.numerics.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
 
 DEFAULT_BUDGET: Final = 5.0
 FIXABLE: Final = ("Chip", "Cluster", "Slice", "Lane", "mode")
+_CANONICAL: Final = {k.lower(): k for k in FIXABLE}  # fixed= keys in any case: "slice" is Slice
 Streamed = Literal["first", "second", "either"]
 _ORIENTATIONS: Final[dict[str, tuple[bool, ...]]] = {"first": (False,), "second": (True,), "either": (False, True)}
 
@@ -40,6 +45,7 @@ def search(
     budget: float = DEFAULT_BUDGET,
     progress: bool | None = None,
     axes: MappingABC[str, str | Axis[Any, Any]] | None = None,
+    inputs: Sequence[str | MappingABC[str, Mapping | str]] | None = None,
 ) -> Plans:
     """Up to ``top`` valid kernels for ``einsum`` (e.g. ``"th,lh->tl"``), fewest cycles first.
 
@@ -48,35 +54,65 @@ def search(
     ``sizes`` gives every axis by that name.
     ``stream`` and ``weights`` are the dtypes of the streamed and the TRF operand; ``streamed``
     says which einsum operand streams (``"either"`` ranks both ways together). ``fixed`` pins
-    layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``.
+    layouts: ``{"Chip": m["1"], "Cluster": "1 # 2", "Slice": ..., "Lane": ..., "mode": LaneMode...}``
+    (keys in any case); a grid layout may pad where it likes (``"Q / 32, 1 # 4"``).
     ``topology`` is the device: Chip spreads over its chips, Cluster x Slice over the processing
     elements of a chip. The search stops after ``budget`` seconds of wall time with the best plans
     so far (``Plans.exhausted`` is then False). ``progress`` draws a bar on stderr (default: when
-    stderr is a terminal).
+    stderr is a terminal). ``inputs`` says where each einsum operand is before the kernel:
+    ``"hbm"``, ``"dm"`` (already where the plan reads it) or the grid of its DM tensor
+    (``{"Slice": "Q / 32, 1 # 4"}``); by default the stream is in DM and the weights in HBM. The
+    plan's cycles include the moves that bring them where it reads them.
 
     Raises ``tcp.LayoutError`` naming the constraint that rules out every kernel, and
     ``tcp.DtypeError`` for a dtype pair the Multiplier refuses.
     """
     problem = make_problem(einsum, sizes, stream, weights, axes)
     check_axis_names(problem)
-    settings = _settings(problem, top, fixed, topology, budget)
+    settings = replace(make_settings(problem, top, fixed, topology, budget), places=placement(problem, inputs))
     if not isinstance(streamed, str) or streamed not in _ORIENTATIONS:
         raise LayoutError(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
-    oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    return plan_problem([problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]], settings, progress)
+
+
+def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | None = None) -> Plans:
+    """The plans of a checked problem in each of its orientations, tiled when no grid holds it."""
     problems = [p for p in oriented if not weights_overflow(p, settings)]
-    if not problems:  # said at once: the search would try every grid in vain
+    if problems:
+        outcome = run(problems, settings, Progress(progress))
+        if not outcome.found:
+            raise no_plan(problems[0], outcome, settings)
+        plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
+        return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
+    # No grid holds the weights: search tiles of them (docs/search.md §5).
+    tilings = [t for p in oriented for t in tile_problems(p, lambda q: weights_overflow(q, settings))]
+    if not tilings:  # said at once: the search would try every grid in vain
         raise capacity_error(oriented[0], settings)
-    outcome = run(problems, settings, Progress(progress))
-    if not outcome.found:
-        raise no_plan(problems[0], outcome, settings)
-    plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
-    return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
+    return _tiled(tilings, replace(settings, budget=settings.budget / len(tilings)), progress)
 
 
-def _settings(
+def _tiled(tilings: list[tuple[Problem, Tiling]], settings: Settings, progress: bool | None) -> Plans:
+    """Search each tiling with its share of the budget and rank the plans of all by total cycles."""
+    found: list[tuple[int, Found, Tiling]] = []
+    outcomes = []
+    for problem, tiling in tilings:
+        outcome = run([problem], settings, Progress(progress))
+        outcomes.append((problem, outcome))
+        found += [(tiling.count * f.cycles, f, tiling) for f in outcome.found]
+    if not found:
+        problem, outcome = outcomes[0]
+        raise no_plan(problem, outcome, settings)
+    found.sort(key=lambda item: (item[0], item[1].rank))
+    best = found[: settings.top]
+    plans = tuple(Plan(f.problem, f.chain, rank, settings.machine, t) for rank, (_, f, t) in enumerate(best, 1))
+    exhausted = all(o.exhausted for _, o in outcomes)
+    return Plans(plans, exhausted, sum(o.seconds for _, o in outcomes), sum(o.chains for _, o in outcomes))
+
+
+def make_settings(
     problem: Problem,
     top: object,
     fixed: MappingABC[str, Mapping | str | LaneMode] | None,
@@ -141,10 +177,11 @@ def _pins(problem: Problem, fixed: object) -> dict[str, Mapping | LaneMode]:
             STAGE, "Option", f"fixed= must be a dict, got {type(fixed).__name__}", hint='e.g. fixed={"Cluster": "1 # 2"}'
         )
     pins: dict[str, Mapping | LaneMode] = {}
-    for key, value in fixed.items():
+    for given, value in fixed.items():
+        key = _CANONICAL.get(given.lower(), given) if isinstance(given, str) else given
         if key not in FIXABLE:
             raise LayoutError(
-                STAGE, "Option", f"fixed= cannot fix {key!r}", hint=f"fix any of {', '.join(FIXABLE)}",
+                STAGE, "Option", f"fixed= cannot fix {given!r}", hint=f"fix any of {', '.join(FIXABLE)}",
             )
         if key == "mode":
             if not isinstance(value, LaneMode):

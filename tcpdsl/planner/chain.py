@@ -12,11 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tcpdsl.algebra import Mapping
-from tcpdsl.cost import KernelCost, estimate
+from tcpdsl.cost import KernelCost, WholeKernelCost, dma_engines, estimate, live_cells, whole_kernel
 from tcpdsl.planner.candidates import Candidate
+from tcpdsl.planner.grid import trf_bytes
 from tcpdsl.planner.layout import Layout
+from tcpdsl.planner.placement import Placement, moves
 from tcpdsl.planner.problem import Problem
-from tcpdsl.verify import LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
+from tcpdsl.verify import BITS, LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
+from tcpdsl.verify.constants import BITS_PER_BYTE
 from tcpdsl.verify.families import COLLECT, TensorType, check_type
 
 
@@ -57,7 +60,8 @@ class Reduced:
 
 @dataclass(frozen=True)
 class Folded:
-    """A whole chain: the Lane Folder's layouts and parameters, and the cost model's estimate."""
+    """A whole chain: the Lane Folder's layouts and parameters, the contraction's estimate and the
+    whole kernel's (load, stream, contract, drain, commit)."""
 
     reduced: Reduced
     mode: LaneMode
@@ -66,6 +70,7 @@ class Folded:
     lane_packet: Mapping
     lane: LaneParams
     cost: KernelCost
+    whole: WholeKernelCost
 
 
 def layouts(problem: Problem, c: Candidate) -> Layouts:
@@ -92,7 +97,7 @@ def reduce(problem: Problem, c: Candidate) -> Reduced:
     return Reduced(c, m, time_type, outer, packet, time)
 
 
-def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
+def fold(problem: Problem, r: Reduced, mode: LaneMode, where: Placement = Placement()) -> Folded | None:
     """Compose the Lane Folder in ``mode`` and estimate the whole chain as ``tcpdsl run`` does
     (None when the mode's layouts cannot be written)."""
     m = r.layouts
@@ -109,4 +114,13 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode) -> Folded | None:
         problem.stream_dtype, m.lane, m.stream_time, m.outer_time, m.outer_packet, r.outer,
         packet_params=r.packet, time_out=m.time_out, time_params=r.time, lane_time=lane_time, lane_params=params,
     )
-    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost)
+    grid = r.candidate.grid
+    trf = trf_bytes(problem, r.candidate.lane.live * r.candidate.element.size)
+    stream = -(-grid.spread.stream_cells * BITS[problem.stream_dtype] // BITS_PER_BYTE)
+    before, from_hbm = moves(grid, where, stream, trf)
+    whole = whole_kernel(
+        cost, weight_dtype=problem.weight_dtype, trf_bytes=trf, slices=grid.spread.slices,
+        engines=dma_engines(*m.grid), chips=live_cells(m.chip), result_packets=lane_time.size, moves=before,
+        weights_from_hbm=from_hbm,
+    )
+    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost, whole)

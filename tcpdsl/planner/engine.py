@@ -20,6 +20,7 @@ from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
 from tcpdsl.planner.clock import Clock, OutOfTime
 from tcpdsl.planner.grid import Grid, GridPins, Machine, Spread, lay_out, spreads
+from tcpdsl.planner.placement import HBM, Placement, Where, oriented
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.ranking import Rank, branch_rank, plan_rank, spread_rank
@@ -40,6 +41,8 @@ class Settings:
     grid_pins: GridPins
     lane_pin: Mapping | None
     modes: tuple[LaneMode, ...]
+    grid_axes: frozenset[str] | None = None  # the only axes the grid may spread (None: any)
+    places: tuple[Where, Where] | None = None  # where each einsum operand is (docs/search.md §1)
 
 
 @dataclass
@@ -55,7 +58,7 @@ class Found:
 
     @property
     def cycles(self) -> int:
-        return self.chain.cost.total_cycles
+        return self.chain.whole.total_cycles
 
 
 @dataclass
@@ -95,6 +98,9 @@ class _Search:
         worst = self.worst
         return worst is not None and best[:-1] >= worst[:-1]
 
+    def where(self, problem: Problem) -> Placement:
+        return oriented(problem, self.settings.places)
+
     def out_of_time(self) -> bool:
         return self.clock.expired()
 
@@ -114,7 +120,10 @@ class _Search:
         """Visit the spreads best bound first; False when the budget ran out."""
         machine = self.settings.machine
         # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
-        orientations = [[(p, s) for s in spreads(p, machine, self.clock)] for p in self.problems]
+        orientations = [
+            [(p, s) for s in spreads(p, machine, self.clock, self.settings.grid_axes, self.where(p).weights == HBM)]
+            for p in self.problems
+        ]
         self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
         if self.out_of_time():
             return False
@@ -145,7 +154,7 @@ class _Search:
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping != pin:
                     continue
-                if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes)):
+                if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes, self.where(problem).weights == HBM)):
                     continue
                 for candidate in candidates(problem, grid, packing, lane, counts):
                     if self.chain(problem, candidate):
@@ -170,7 +179,7 @@ class _Search:
             return error.rule == "ExceedsCapacity" and unpadded
         for mode in self.settings.modes:
             try:
-                folded = fold(problem, reduced, mode)
+                folded = fold(problem, reduced, mode, self.where(problem))
             except StageError as error:
                 self.fail(error)
                 continue

@@ -9,17 +9,19 @@ bound on their cycles so the search can visit the promising ones first and stop 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from math import isqrt, prod
 
-from tcpdsl.algebra import Mapping
+from tcpdsl.algebra import Index, Mapping
 from tcpdsl.errors import LayoutError
-from tcpdsl.planner.bounds import cycles_bound
+from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.clock import Clock
 from tcpdsl.planner.layout import Digit, Group, Layout
 from tcpdsl.planner.problem import Problem, Role
+from tcpdsl.verify import BITS
 from tcpdsl.verify.constants import (
+    BITS_PER_BYTE,
     CLUSTER_SIZES,
     CONTRACT_LANE_OUT_PACKET_ELEMENTS,
     MAX_LANES,
@@ -59,6 +61,7 @@ class Spread:
     weight_cells: int  # TRF elements each slice holds: less replication first among equal bounds
     volume: int  # cells of the product space each slice walks: every axis' local cells
     kept: int  # result cells each slice computes
+    stream_cells: int  # cells of the streamed operand each slice fetches
 
     @property
     def order(self) -> tuple[int, int, int]:
@@ -96,6 +99,21 @@ class Grid:
 
 
 @dataclass(frozen=True)
+class PinnedLayout(Layout):
+    """A grid layout the caller fixed: the search's digits, written with the caller's padding
+    (``Q / 32, 1 # 4`` where the search would write ``Q / 32 # 256``)."""
+
+    pin: Mapping = field(kw_only=True)
+
+    @property
+    def mapping(self) -> Mapping:
+        return self.pin
+
+    def text(self) -> str:
+        return str(self.pin)
+
+
+@dataclass(frozen=True)
 class GridPins:
     """Grid layouts the caller fixed (None: free)."""
 
@@ -103,11 +121,24 @@ class GridPins:
     cluster: Mapping | None = None
     slice: Mapping | None = None
 
-    def accept(self, chip: Layout, cluster: Layout, slice_: Layout) -> bool:
-        for pin, layout in ((self.chip, chip), (self.cluster, cluster), (self.slice, slice_)):
-            if pin is not None and layout.mapping != pin:
-                return False
-        return True
+    def place(self, layouts: tuple[Layout, Layout, Layout]) -> tuple[Layout, Layout, Layout] | None:
+        """``layouts`` with each pin in place of the layout holding the same live cells (padding
+        may sit elsewhere and be wider); None when a pin holds other cells."""
+        placed: list[Layout] = []
+        for pin, layout in zip((self.chip, self.cluster, self.slice), layouts):
+            if pin is None or pin == layout.mapping:
+                placed.append(layout)
+            elif _live(pin) == _live(layout.mapping):
+                placed.append(PinnedLayout(layout.parts, pin=pin))
+            else:
+                return None
+        return placed[0], placed[1], placed[2]
+
+
+@lru_cache(maxsize=1024)
+def _live(mapping: Mapping) -> frozenset[object]:
+    """The live cells of a grid layout (at most a chip's slices), whatever the padding around them."""
+    return frozenset(c for c in (mapping.cell(i) for i in range(mapping.size)) if isinstance(c, Index))
 
 
 @lru_cache(maxsize=256)
@@ -128,9 +159,13 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
-def _local_choices(problem: Problem, capacity: int, clock: Clock) -> Iterator[dict[str, int]]:
-    """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices."""
+def _local_choices(
+    problem: Problem, capacity: int, clock: Clock, grid_axes: frozenset[str] | None = None
+) -> Iterator[dict[str, int]]:
+    """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices (only the
+    ``grid_axes`` among them spread, when given)."""
     kept = problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+    whole = set() if grid_axes is None else {a for a in kept if a not in grid_axes}
 
     def walk(index: int, used: int, chosen: dict[str, int]) -> Iterator[dict[str, int]]:
         if index == len(kept):
@@ -138,7 +173,7 @@ def _local_choices(problem: Problem, capacity: int, clock: Clock) -> Iterator[di
             return
         axis = kept[index]
         size = problem.sizes[axis]
-        for local in divisors(size):
+        for local in (size,) if axis in whole else divisors(size):
             clock.tick()
             spread = size // local
             if used * spread <= capacity:
@@ -203,23 +238,33 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
     return True
 
 
-def spreads(problem: Problem, machine: Machine, clock: Clock) -> list[Spread]:
-    """Every per-slice size of the kept axes the device can spread, in visiting order."""
+def spreads(
+    problem: Problem, machine: Machine, clock: Clock, grid_axes: frozenset[str] | None = None, from_hbm: bool = True
+) -> list[Spread]:
+    """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
+    given), in visiting order; ``from_hbm`` says whether the weights' DMA counts."""
     weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
     stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
-    for local in _local_choices(problem, machine.chips * machine.slices, clock):
+    for local in _local_choices(problem, machine.chips * machine.slices, clock, grid_axes):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
         volume, kept = prod(cells.values()), prod(local.values())
         lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
-        packet = min(2 * problem.flit, prod(cells[a] for a in stream_axes))
+        stream_cells = prod(cells[a] for a in stream_axes)
+        packet = min(2 * problem.flit, stream_cells)
+        slices = prod(problem.sizes[a] // n for a, n in local.items())
+        weight_cells = prod(cells[a] for a in weight_axes)
+        flits = -(-stream_cells // problem.flit)
+        engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
+        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm)
         found.append(Spread(
             tuple(local.items()),
-            prod(problem.sizes[a] // n for a, n in local.items()),
-            _grid_bound(problem.stream_dtype, volume, lanes * packet, kept),
-            prod(cells[a] for a in weight_axes),
+            slices,
+            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits),
+            weight_cells,
             volume,
             kept,
+            stream_cells,
         ))
     found.sort(key=lambda s: s.order)
     return found
@@ -230,14 +275,20 @@ def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, 
     local = dict(spread.local)
     for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock):
         layouts = _layouts(problem, local, split, machine)
-        if layouts is not None and pins.accept(*layouts) and _fits(layouts, machine):
-            return Grid(spread, *layouts)
+        placed = None if layouts is None else pins.place(layouts)
+        if placed is not None and _fits(placed, machine):
+            return Grid(spread, *placed)
     return None
 
 
-def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int) -> int:
+def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int, flits: int) -> int:
     """No plan on a grid whose slices walk ``volume`` cells beats full lanes and full packets
-    (``per_packet`` cells an Outer step), nor emits its ``kept`` result cells faster than one
-    output packet a cycle."""
+    (``per_packet`` cells an Outer step), fetches its stream in fewer than ``flits`` full flits, nor
+    emits its ``kept`` result cells faster than one output packet a cycle."""
     outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs)
+    return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs, flits=flits)
+
+
+def trf_bytes(problem: Problem, cells: int) -> int:
+    """The bytes of ``cells`` weights, as the TRF holds them (4-bit weights two to a byte)."""
+    return -(-cells * BITS[problem.weight_dtype] // BITS_PER_BYTE)

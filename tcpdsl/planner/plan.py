@@ -15,12 +15,13 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import parse
-from tcpdsl.cost import KernelCost
+from tcpdsl.cost import KernelCost, WholeKernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.grid import Machine
 from tcpdsl.planner.problem import STAGE, Problem
 from tcpdsl.planner.source import Texts, check_kernel_name, module_source, texts
+from tcpdsl.planner.tiling import Tiling
 from tcpdsl.tensors.device import Device, Topology
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.verify import LaneMode
@@ -30,14 +31,18 @@ from tcpdsl.verify import LaneMode
 class Plan:
     """One valid kernel for the einsum, with the cost model's figures (per slice).
 
-    ``cycles``, ``mac_utilisation`` and ``accumulator_use`` are the numbers ``tcpdsl run`` prints
-    for the emitted module. ``streamed`` is 0 or 1: which einsum operand the kernel streams.
+    ``cycles`` is the whole kernel: loading the weights, streaming, contracting, draining and
+    committing (docs/cost-model.md, "The whole kernel"); ``breakdown`` gives each engine's busy
+    cycles. ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
+    ``accumulator_use`` are the numbers ``tcpdsl run`` prints for the emitted module.
+    ``streamed`` is 0 or 1: which einsum operand the kernel streams.
     """
 
     problem: Problem
     chain: Folded
     rank: int
     machine: Machine
+    tiling: Tiling | None = None
     _module: dict[str, types.ModuleType] = field(default_factory=dict, repr=False)
 
     @property
@@ -45,8 +50,28 @@ class Plan:
         return self.chain.cost
 
     @property
+    def whole(self) -> WholeKernelCost:
+        return self.chain.whole
+
+    @property
+    def tiles(self) -> int:
+        """How many times the kernel runs: once per tile of weights beyond the TRF, else once."""
+        return 1 if self.tiling is None else self.tiling.count
+
+    @property
     def cycles(self) -> int:
-        return self.cost.total_cycles
+        return self.tiles * self.whole.total_cycles
+
+    @property
+    def breakdown(self) -> dict[str, int]:
+        """Cycles per engine over every tile: weight DMA, TRF load, any input moves, the four
+        contraction stages (streaming plus latency) and the commit."""
+        return {engine: self.tiles * cycles for engine, cycles in self.whole.breakdown}
+
+    @property
+    def trf_bytes(self) -> int:
+        """The weight bytes each slice's TRF holds."""
+        return self.whole.trf_bytes
 
     @property
     def mac_utilisation(self) -> float:
@@ -87,7 +112,7 @@ class Plan:
         p = self.problem
         check_kernel_name(kernel, p)
         headline = f'Plan {self.rank} for the einsum "{p.einsum}" ({sizes_text(p)}), found by tcp.search.'
-        return module_source(p, self.chain, kernel, headline)
+        return module_source(p, self.chain, kernel, headline, self.tiling)
 
     def _kernel_module(self) -> types.ModuleType:
         found = self._module.get("module")
@@ -104,6 +129,11 @@ class Plan:
         first, second = (_squeezed(p, array, index) for index, array in enumerate((x, w)))
         stream, weight = (second, first) if p.swapped else (first, second)
         device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
+        if self.tiling is not None:
+            whole = (Tensor(values, axes, sizes=p.declared) for values, axes in ((stream, p.stream_axes), (weight, p.weight_axes)))
+            out = getattr(module, f"{self.name}_tiles")(device, *whole)
+            values = np.asarray(out.to_numpy(p.out_axes))
+            return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
         collected = module.Stream(device.main, _tensor(p, stream, p.stream_axes))
         loaded = module.Weights(device.sub, _tensor(p, weight, p.weight_axes))
         result = getattr(module, self.name)(collected, loaded)
@@ -115,10 +145,14 @@ class Plan:
         return {
             "rank": self.rank,
             "cycles": self.cycles,
+            "breakdown": self.breakdown,
+            "contraction_cycles": self.cost.total_cycles,
+            "trf_bytes": self.trf_bytes,
             "mac_utilisation": self.mac_utilisation,
             "accumulator_use": self.accumulator_use,
             "accumulator_cells": self.accumulator_cells,
             "streamed": self.streamed,
+            "tiles": self.tiles,
             "layouts": dict(vars(self.layouts)),
         }
 

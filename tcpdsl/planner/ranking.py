@@ -1,8 +1,9 @@
 """How plans are ordered, and the best rank any chain of a branch can reach.
 
-A plan's rank is ``(cycles, -MAC utilisation, accumulator cells, weights per slice, text length)``:
-fewest cycles first; among equally fast plans the busiest multipliers, the smallest accumulator
-footprint, the least replicated weights, then the shortest layouts. Once a grid, an Outer packet
+A plan's rank is ``(whole-kernel cycles, weights per slice, -MAC utilisation, accumulator cells,
+text length)``: fewest cycles of the whole kernel first (docs/cost-model.md, "The whole kernel");
+among equally fast plans the fewest TRF bytes per slice, the busiest multipliers, the smallest
+accumulator footprint, then the shortest layouts. Once a grid, an Outer packet
 and the lanes are chosen, every term but the last is either exact or bounded from below, so a
 branch whose best reachable rank is no better than the last plan kept can be skipped without
 changing the result (docs/search.md §4).
@@ -10,18 +11,18 @@ changing the result (docs/search.md §4).
 
 from __future__ import annotations
 
-from tcpdsl.cost import LANES, macs_per_lane
-from tcpdsl.planner.bounds import cycles_bound
+from tcpdsl.cost import LANES, dma_engines, live_cells, macs_per_lane
+from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.candidates import Packing
 from tcpdsl.planner.chain import Folded
-from tcpdsl.planner.grid import Grid, Spread
+from tcpdsl.planner.grid import Grid, Spread, trf_bytes
 from tcpdsl.planner.layout import Layout
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.source import texts
 from tcpdsl.verify import LaneMode
 from tcpdsl.verify.constants import CONTRACT_LANE_OUT_PACKET_ELEMENTS, SEQUENTIAL_PACKET_ALIGN, align_up
 
-Rank = tuple[int, float, int, int, int]
+Rank = tuple[int, int, float, int, int]
 
 _OUT = CONTRACT_LANE_OUT_PACKET_ELEMENTS
 
@@ -30,21 +31,29 @@ def plan_rank(chain: Folded) -> Rank:
     cost = chain.cost
     weights = chain.reduced.candidate.grid.weight_cells
     size = sum(map(len, vars(texts(chain)).values()))
-    return (cost.total_cycles, -cost.mac_utilisation, cost.accumulator_cells or 0, weights, size)
+    return (chain.whole.total_cycles, weights, -cost.mac_utilisation, cost.accumulator_cells or 0, size)
 
 
 def spread_rank(spread: Spread) -> Rank:
     """The best rank a plan on ``spread`` can have: its cycle bound, every multiplier busy, one slot."""
-    return (spread.bound, -1.0, _OUT, spread.weight_cells, 0)
+    return (spread.bound, spread.weight_cells, -1.0, _OUT, 0)
 
 
-def branch_rank(problem: Problem, grid: Grid, packing: Packing, lane: Layout, modes: tuple[LaneMode, ...]) -> Rank:
+def branch_rank(
+    problem: Problem, grid: Grid, packing: Packing, lane: Layout, modes: tuple[LaneMode, ...], from_hbm: bool = True
+) -> Rank:
     """The best rank a chain with this grid, Outer packet and lanes can have.
 
     Its Outer packet count, its lane-stage packets per mode and its MAC utilisation are fixed; the
     accumulator holds at least one slot of ``[Lane, Packet]`` (InnerTime 1, docs/stage-rules.md §2.7).
     """
     outer_packets = grid.volume // (packing.packet.live * lane.live)
+    flits = -(-grid.spread.stream_cells // packing.flit.live)
+    layouts = (grid.chip.mapping, grid.cluster.mapping, grid.slice.mapping)
+    load = load_cycles(
+        problem.weight_dtype, trf_bytes(problem, grid.weight_cells), grid.spread.slices, dma_engines(*layouts),
+        live_cells(layouts[0]), from_hbm,
+    )
     kept = packing.kept
     slots = grid.kept // (kept.live * lane.live)  # cells of the reduced Time
     bounds = []
@@ -55,7 +64,7 @@ def branch_rank(problem: Problem, grid: Grid, packing: Packing, lane: Layout, mo
         else:
             cells = lane.size * align_up(kept.size, SEQUENTIAL_PACKET_ALIGN)
             outputs = slots * lane.size * -(-kept.size // _OUT)
-        bounds.append((cycles_bound(problem.stream_dtype, outer_packets, cells, outputs), cells))
+        bounds.append((load + cycles_bound(problem.stream_dtype, outer_packets, cells, outputs, flits), cells))
     cycles, cells = min(bounds)
     utilisation = packing.packet.live / macs_per_lane(problem.stream_dtype) * (lane.live / LANES)
-    return (cycles, -utilisation, cells, grid.weight_cells, 0)
+    return (cycles, grid.weight_cells, -utilisation, cells, 0)

@@ -15,6 +15,7 @@ from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.layout import Layout
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.problem import STAGE, Problem, Role
+from tcpdsl.planner.tiling import Tiling, loop_source
 
 # Names the module binds besides its axes and its kernel: a kernel of one of these names would
 # replace it.
@@ -104,8 +105,9 @@ def _where(problem: Problem, c: Candidate) -> list[str]:
     return lines
 
 
-def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> str:
-    """The complete module text of ``chain`` with the kernel function ``name``."""
+def module_source(problem: Problem, chain: Folded, name: str, headline: str, tiling: Tiling | None = None) -> str:
+    """The complete module text of ``chain`` with the kernel function ``name`` (and its tile loop
+    ``{name}_tiles`` when the plan is tiled)."""
     t = texts(chain)
     c = chain.reduced.candidate
     cost = chain.cost
@@ -121,14 +123,22 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         "",
         f"PackSize {params.pack_size}, ReadSize {params.read_size}, packet tree depth {chain.reduced.packet.depth}, "
         f"{chain.mode.value} lane folding with InnerTime {chain.lane.inner_time}.",
-        f"Estimated per slice: {cost.total_cycles} cycles, MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
+        f"Estimated per slice: {chain.whole.total_cycles} cycles for the whole kernel, of which the contraction "
+        f"takes {cost.total_cycles}; MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
+    if tiling is not None:
+        doc += [
+            "",
+            f"The weights exceed the TRF: {name}_tiles runs {name} once per tile {tiling.digit} "
+            f"({tiling.count} tiles of {tiling.size}), {tiling.count * chain.whole.total_cycles} cycles in all.",
+        ]
     axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.declared.items()]
     stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
     lines = [
         '"""' + "\n".join(doc) + '\n"""',
         "",
+        *(["import numpy as np", ""] if tiling is not None else []),
         "import tcpdsl as tcp",
         "from tcpdsl import m",
         "",
@@ -153,6 +163,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str) -> 
         f"        .contract_lane(out_time={_m(t.lane_time)}, out_packet={_m(t.lane_packet)}, "
         f"mode=tcp.LaneMode.{t.mode})",
         "    )",
+        *(loop_source(problem, tiling, name) if tiling is not None else []),
         "",
         "",
         'if __name__ == "__main__":',

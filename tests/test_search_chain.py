@@ -1,0 +1,57 @@
+"""tcp.search_chain: a sequence of kernels planned as a whole, moves between them paid for."""
+
+from __future__ import annotations
+
+import pytest
+
+import tcpdsl as tcp
+from tcpdsl.planner.sequence import move_cycles
+
+
+def _alone(einsum: str, sizes: dict[str, int]) -> tcp.Plan:
+    names = set(einsum.split("->")[0].replace(",", "").upper())
+    return tcp.search(einsum, {a: n for a, n in sizes.items() if a in names}, top=1)[0]
+
+
+def test_a_projection_feeding_attention_is_planned_as_a_whole() -> None:
+    sizes = {"H": 1024, "N": 8, "G": 2, "D": 128, "T": 512}
+    chain = tcp.search_chain(["h,ngdh->ngd", "ngd,tnd->ngt"], sizes, budget=120)
+    projection, score = chain.kernels
+    assert chain.exhausted
+    assert [p.problem.einsum for p in chain.kernels] == ["h,ngdh->ngd", "ngd,tnd->ngt"]
+    assert chain.cycles == projection.cycles + score.cycles + sum(chain.moves)
+    # the score's grid spreads T, which the projection's result does not: its stream is moved
+    # DM to DM into every slice before it runs
+    assert chain.moves == (move_cycles(projection, score),) and chain.moves[0] > 0
+    assert (chain.cycles, projection.cycles, score.cycles, chain.moves) == (8248, 5690, 1802, (756,))
+    greedy = _alone("h,ngdh->ngd", sizes), _alone("ngd,tnd->ngt", sizes)
+    assert chain.cycles <= greedy[0].cycles + greedy[1].cycles + move_cycles(*greedy)
+    assert chain.summary()["kernels"][1]["move"] == 756
+
+
+def test_a_chain_can_keep_its_result_in_place() -> None:
+    # Spread over T alone, the first kernel leaves each slice the rows of T the second streams:
+    # no move, and both kernels cost more alone than the pair of best plans, which must move.
+    sizes = {"T": 4096, "B": 32, "C": 32, "D": 32}
+    chain = tcp.search_chain(["tb,cb->tc", "tc,dc->td"], sizes, budget=120)
+    assert chain.moves == (0,) and chain.exhausted
+    first, second = chain.kernels
+    assert first.layouts.slice == second.layouts.slice == "T / 64 % 32 # 64"
+    greedy = _alone("tb,cb->tc", sizes), _alone("tc,dc->td", sizes)
+    alone = greedy[0].cycles + greedy[1].cycles + move_cycles(*greedy)
+    assert (chain.cycles, alone) == (2548, 4136)
+
+
+@pytest.mark.parametrize(
+    ("einsums", "rule", "words"),
+    [
+        (["h,lh->l", "h,hl->l"], "ChainLink", "'h,hl->l' does not stream the result of 'h,lh->l' (axes 'l', got 'h')"),
+        ([], "Option", "a non-empty list of einsums"),
+        ("h,lh->l", "Option", "a non-empty list of einsums"),
+    ],
+)
+def test_a_chain_that_does_not_link_is_refused(einsums: object, rule: str, words: str) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.search_chain(einsums, {"H": 64, "L": 64})  # type: ignore[arg-type]
+    assert (info.value.stage, info.value.rule) == ("search", rule)
+    assert words in info.value.detail
