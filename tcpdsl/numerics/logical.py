@@ -25,6 +25,7 @@ from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics import tiles
+from tcpdsl.numerics.scalars import is_real
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, axes_of, rearrange, same_digits
 from tcpdsl.verify.tensor_axes import check_declared, named_axes
 
@@ -63,15 +64,32 @@ def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Term, ...]:
                 stage, "DuplicateAxis", f"{mapping.text} holds a digit of {axis} twice",
                 hint=f"name each digit of {axis} once",
             )
+        _check_unpadded(mapping, [t for t in terms if t.axis == axis], stage)
     return tuple(terms)
+
+
+def _check_unpadded(mapping: Mapping, terms: list[Term], stage: str) -> None:
+    """Refuse digits that spell coordinates past the axis's size: a logical tensor holds data, and
+    padding belongs to layouts (docs/tensors.md)."""
+    last = sum((t.count - 1) * t.stride for t in terms)
+    size = terms[0].n
+    if last >= size:
+        axis = terms[0].axis
+        raise LayoutError(
+            stage, "PaddedDigit",
+            f"{mapping.text} spells coordinates of {axis} up to {last}, but {axis} has size {size}: "
+            "a logical tensor holds no padding",
+            hint=f"hold {axis} unpadded (m[\"{axis}\"], or digits that divide {size}) and let the layout pad it",
+        )
 
 
 def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
     try:
-        values = np.asarray(array)
+        # A view of its own: reshaping the caller's array in place later leaves the tensor's shape alone.
+        values = np.asarray(array).view()
     except (TypeError, ValueError) as error:
         raise LayoutError(STAGE, "NotAnArray", f"cannot read the data as an array: {error}") from None
-    if values.dtype.kind in "OUSMmc":
+    if not is_real(values.dtype):
         raise LayoutError(
             STAGE, "NotAnArray", f"the data must be real numbers, got an array of {values.dtype}",
             hint="pass integers or floats (numpy, ml_dtypes)",
@@ -244,6 +262,16 @@ class Tensor:
                     hint=f"name the digits: to_numpy(m[\"{text_of(self._terms)}\"]) in the order you want",
                 )
             out.extend(merged)
+        partial = [t for t in out if not t.whole]
+        if partial:
+            # A name stands for the whole axis; a part of it under that name would read as all of it.
+            term = partial[0]
+            raise LayoutError(
+                STAGE, "PartialAxis",
+                f"to_numpy({' '.join(names)!r}) names {term.axis}, but {self!r} holds only {term.text} of it "
+                f"({term.count} of its {term.n} coordinates)",
+                hint=f"name the digits: to_numpy(m[\"{text_of(tuple(out))}\"])",
+            )
         return tuple(out)
 
     def tile(self, digit: MappingArg, index: int) -> Tensor:
