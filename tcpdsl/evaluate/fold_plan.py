@@ -24,6 +24,7 @@ from tcpdsl.numerics.scalars import cast
 Array = npt.NDArray[Any]
 
 _EXACT_F64: Final = float(2**53)
+_SMALL_PRODUCT: Final = 1 << 15  # cells of the product space summed without the optimized einsum
 
 
 def accumulator_dtype(acc: str) -> np.dtype[Any]:
@@ -113,9 +114,14 @@ class FoldPlan:
 
 def _contract(lhs: Array, rhs: Array, subscripts: tuple[tuple[int, ...], ...], acc: str, terms: int) -> Array:
     lsubs, rsubs, keep = subscripts
+    sizes = dict(zip(lsubs, lhs.shape))
+    sizes.update(zip(rsubs, rhs.shape))
+    # numpy's optimized einsum reaches BLAS, but planning that costs more than a small product
+    # takes in its plain loop (docs/runtime.md §3.4).
+    optimize = math.prod(sizes.values()) > _SMALL_PRODUCT
 
     def run(a: Array, b: Array) -> Array:
-        result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=True)
+        result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=optimize)
         return result
 
     if acc == "f32":

@@ -82,8 +82,12 @@ class TensorBase(Subscriptable):
     def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
+        given = {name: arguments[name] for name in STAGES[stage].mappings}
+        ready = {name: value for name, value in given.items() if isinstance(value, Mapping)}
+        if len(ready) == len(given):
+            return ready  # no text to resolve: the walk out to the user's frame is skipped
         frame = user_frame()
-        return {name: as_mapping(arguments[name], stage, f"{name}=", frame) for name in STAGES[stage].mappings}
+        return {name: as_mapping(value, stage, f"{name}=", frame) for name, value in given.items()}
 
     def _compose(
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
