@@ -27,7 +27,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
-from tcpdsl.evaluate.folded import Folded, lines_up
+from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.transfer import to_terms
@@ -133,7 +133,7 @@ class _ChainPlan:
     out: Mapping
     target: Mapping
     terms: tuple[Term, ...]  # the dimensions of the logical result
-    direct: bool  # the fold reads straight into the logical result (see Folded.logical)
+    read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
 
 
 _CHAIN_PLANS_LIMIT: Final = 256
@@ -162,7 +162,8 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
                      None if logical else StructKey(target))
     terms = logical_terms(target)
     direct = fold is not None and not held(target).irregular and lines_up(fold.chain, terms)
-    found = _ChainPlan(fold, pre_reduce, out, target, terms, direct)
+    read = logical_read(fold.keep, fold.chain, terms) if fold is not None and direct else None
+    found = _ChainPlan(fold, pre_reduce, out, target, terms, read)
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
     _chain_plans[key] = found
@@ -190,8 +191,7 @@ class FusedEvaluator:
         """The result over the terms its mapping holds, computed straight into that array when the
         terms line up with the fold's digits; otherwise read back from :meth:`run`."""
         found = _chain_plan(chain, logical=True)
-        if found.fold is None or not found.direct:
+        if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
         stream, weight = chain.stream, chain.weight
-        folded = found.fold.run(stream.widened(), weight.widened())
-        return folded.logical(found.terms)
+        return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)

@@ -194,6 +194,12 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
     flat = source.reshape(-1)
+    if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
+        out = flat.astype(dtype)
+        cells = _extremes((out if dtype == bf16.numpy else flat).view(np.uint16), 0x7F80, low)
+        if cells.size:
+            out[cells] = redo(flat[cells])
+        return out.reshape(source.shape)
     out = np.empty(flat.size, dtype=dtype)
     bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
     scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)
