@@ -138,6 +138,7 @@ class _ChainPlan:
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[Mapping | None, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -146,10 +147,18 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     stream, weight = chain.stream, chain.weight
     layouts = (stream.mapping, weight.mapping, chain.chip, chain.cluster, chain.slice, chain.lane, chain.outer_time,
                chain.outer_packet, chain.packet_out, chain.time_out, chain.lane_time, chain.lane_packet)
+    # A kernel called again passes the very same mapping objects: found by identity first, which
+    # costs less than structural keys (the mappings are kept, so their ids stay theirs).
+    fast = (logical, chain.acc, stream.axes, stream.values.shape, weight.axes, weight.values.shape, *map(id, layouts))
+    seen = _plans_by_identity.get(fast)
+    if seen is not None and all(a is b for a, b in zip(seen[0], layouts)):
+        return seen[1]
     key = (logical, chain.acc, stream.axes, stream.shape, weight.axes, weight.shape,
            *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
+        if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
+            _plans_by_identity[fast] = (layouts, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -166,7 +175,9 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     found = _ChainPlan(fold, pre_reduce, out, target, terms, read)
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
+        _plans_by_identity.clear()
     _chain_plans[key] = found
+    _plans_by_identity[fast] = (layouts, found)
     return found
 
 
