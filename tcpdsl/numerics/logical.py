@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -101,7 +102,7 @@ def _whole_terms(
     names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int]
 ) -> tuple[Term, ...]:
     """One whole-axis term per name; ``carried`` are the sizes of the axes passed as objects."""
-    if sizes is not None and not isinstance(sizes, MappingABC):
+    if sizes is not None and not isinstance(sizes, dict) and not isinstance(sizes, MappingABC):  # dict: no ABC check
         raise LayoutError(
             STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
             hint='pass sizes such as {"A": 32, "B": 64}',
@@ -119,7 +120,13 @@ def _whole_terms(
     if missing:
         known.update(caller_axis_sizes(missing))
     check_declared(names, known)
-    return tuple(Term(n, int(known[n]), 1, int(known[n])) for n in names)
+    return tuple(_whole(n, int(known[n])) for n in names)
+
+
+@lru_cache(maxsize=1024)
+def _whole(name: str, size: int) -> Term:
+    """The term of all of axis ``name``: terms are values, so one is shared by every tensor over it."""
+    return Term(name, size, 1, size)
 
 
 class Tensor:

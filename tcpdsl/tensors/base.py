@@ -94,12 +94,11 @@ class TensorBase(Subscriptable):
     ) -> tuple[Spec, Any]:
         """The result type and derived parameters of a stage call on this tensor (rules: the stage's
         row of the stage table), remembered per type and arguments."""
-        key = (
-            stage, *map(Same, operands), *map(StructKey, mappings.values()),
-            *(StructKey(v) if isinstance(v, Mapping) else v for v in others.values()),
-        )
-        types = [spec.tensor_type for spec in operands]
-        return self._spec.step(key, lambda: compose_stage(stage, self._spec.tensor_type, *types, **mappings, **others))
+        key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
+        if others:
+            key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
+        return self._spec.step(key, lambda: compose_stage(
+            stage, self._spec.tensor_type, *(spec.tensor_type for spec in operands), **mappings, **others))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:
