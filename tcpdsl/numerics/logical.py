@@ -252,6 +252,8 @@ class Tensor:
                 )
             return target
         names = axis_names(axes)
+        if names == self._axes and self.whole:
+            return self._terms  # the tensor's own order, every axis whole: nothing to work out
         held = axes_of(self._terms)
         if sorted(names) != sorted(held):
             raise LayoutError(
