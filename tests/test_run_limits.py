@@ -116,6 +116,15 @@ def test_a_kernel_over_an_axis_of_2_pow_40_is_skipped_at_once() -> None:
     )
 
 
+def test_tcpdsl_run_skips_a_module_over_an_axis_of_2_pow_40(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Once this module was reported as "import failed: MemoryError", though it imported fine.
+    path = write(tmp_path, "huge.py", HEADER + matmul("huge", 2**40))
+    status, root = report(path, capsys)
+    assert status == 0
+    skipped = cases(root)["huge"].find("skipped")
+    assert skipped is not None and skipped.attrib["message"].startswith(f"its inputs hold {2**40 * 32 + 8 * 32} elements")
+
+
 # -- time limits and dying processes ------------------------------------------------------------
 def test_a_module_that_never_finishes_importing_fails_within_its_limit(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pids = tmp_path / "pids"
