@@ -153,7 +153,8 @@ def run_path(path: Path, seed: int, evaluator: str, progress: Any, timeout: floa
         if isinstance(value, KernelResult):
             summary.results.append(value)
             if value.kind == "import":
-                print(f"    import failed: {(value.error or '').splitlines()[0]}", file=progress, flush=True)
+                first = (value.error or "").partition("\n")[0]
+                print(f"    import failed: {first}", file=progress, flush=True)
             else:
                 _progress_line(value, progress)
         elif kind == "note":
