@@ -82,12 +82,15 @@ class TensorBase(Subscriptable):
     def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
-        given = {name: arguments[name] for name in STAGES[stage].mappings}
-        ready = {name: value for name, value in given.items() if isinstance(value, Mapping)}
-        if len(ready) == len(given):
-            return ready  # no text to resolve: the walk out to the user's frame is skipped
-        frame = user_frame()
-        return {name: as_mapping(value, stage, f"{name}=", frame) for name, value in given.items()}
+        names = STAGES[stage].mappings
+        ready: dict[str, Mapping] = {}
+        for name in names:
+            value = arguments[name]
+            if not isinstance(value, Mapping):  # text to resolve: only then walk out to the user's frame
+                frame = user_frame()
+                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in names}
+            ready[name] = value
+        return ready
 
     def _compose(
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
