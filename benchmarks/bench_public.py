@@ -64,8 +64,10 @@ def _quantized_einsum(spec: str, x: Array, w: Array, dtype: Any) -> Array:
     return np.einsum(spec, x.astype(dtype).astype(np.float32), w.astype(dtype).astype(np.float32), optimize=True)
 
 
-def mlp(tokens: int, evaluator: str = "fused") -> Case:
-    """An MLP projection: 3072 outputs of 1024 features; the stream is broadcast to every slice."""
+def mlp(tokens: int, evaluator: str = "fused", zeros: float = 0.0) -> Case:
+    """An MLP projection: 3072 outputs of 1024 features; the stream is broadcast to every slice.
+
+    ``zeros`` is the share of exact zeros in both operands (ReLU outputs, pruned weights)."""
     T, H, L = tcp.axis("T", tokens), tcp.axis("H", 1024), tcp.axis("L", 3072)
     Chip, Cluster, Slice = m["1"], m["1 # 2"], m["L / 24 # 256"]
     Stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["T, H / 16"], m["H % 16"]]
@@ -85,13 +87,20 @@ def mlp(tokens: int, evaluator: str = "fused") -> Case:
 
     dev = tcp.Device()
     x, w = _gaussian((T.n, H.n), 1), _gaussian((L.n, H.n), 2, 1 / 32)
+    if zeros:
+        rng = np.random.default_rng(10)
+        x[rng.random(x.shape) < zeros] = 0.0
+        w[rng.random(w.shape) < zeros] = 0.0
     sizes = {"T": T.n, "H": H.n, "L": L.n}
 
     def public() -> Array:
         y = project(Stream(dev.main, tcp.Tensor(x, "T H", sizes=sizes)), Weights(tcp.Tensor(w, "L H", sizes=sizes)))
         return y.to_tensor().to_numpy("T L")
 
-    return Case(f"mlp-T{tokens}", f"MLP T={tokens} H=1024 L=3072 bf16, stream broadcast over 128 slices",
+    name, what = f"mlp-T{tokens}", f"MLP T={tokens} H=1024 L=3072 bf16, stream broadcast over 128 slices"
+    if zeros:
+        name, what = f"{name}-zeros", f"{what}, {zeros:.0%} exact zeros"
+    return Case(name, what,
                 public, lambda: _quantized_einsum("th,lh->tl", x, w, ml_dtypes.bfloat16), 21, 1e-5)
 
 
@@ -186,7 +195,7 @@ def fp8() -> Case:
 
 
 CASES: dict[str, Callable[[], Case]] = {
-    "mlp-T256": lambda: mlp(256), "gemm": gemm, "readme": readme, "i8": int8, "f8": fp8,
+    "mlp-T256": lambda: mlp(256), "mlp-T256-zeros": lambda: mlp(256, zeros=0.2), "gemm": gemm, "readme": readme, "i8": int8, "f8": fp8,
 }
 
 
@@ -273,7 +282,7 @@ def main() -> None:
     print(header)
     for row in rows:
         print(row)
-    print("targets: mlp-T256 and gemm ratio <= 1.2x, readme <= 10x, cold/warm <= 3x, mem ratio <= 4x")
+    print("targets: mlp-T256, mlp-T256-zeros and gemm ratio <= 1.2x, readme <= 5x, cold/warm <= 3x, mem ratio <= 4x")
     if "simulate" in args.only or args.only == list(CASES):
         _simulator(args.rounds or 5)
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tcpdsl.algebra import Mapping, StructKey, held, logical_terms, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.fold_plan import plan_fold
-from tcpdsl.evaluate.folded import lines_up
+from tcpdsl.evaluate.folded import lines_up, logical_read
 from tcpdsl.evaluate.fused import fold, fold_digits, fold_generic
 from tcpdsl.numerics.transfer import to_terms
 
@@ -227,7 +227,8 @@ def test_logical_read_equals_the_physical_buffer_read_back(case: tuple[dict[str,
     terms = logical_terms(out)
     # Every output here is regular and cut on the fold's digit boundaries: the direct read applies.
     assert not held(out).irregular and lines_up(plan.chain, terms)
-    got = plan.run(lhs, rhs).logical(terms)
+    folded = plan.run(lhs, rhs)
+    got = logical_read(folded.dims, folded.chain, terms).apply(folded.values)
     want = to_terms(physical, out, terms)
     assert got.dtype == want.dtype and got.shape == want.shape
     # Bit for bit: the operand order of the contraction does not depend on the output order.

@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tcpdsl as tcp
 from tcpdsl.errors import DtypeError
 from tcpdsl.numerics.scalars import (
     Scalar,
+    _extremes,
     bf16,
     cast,
     f8e4m3,
@@ -270,3 +272,42 @@ def test_every_scalar_class_is_a_row_of_the_dtype_table() -> None:
         "bf16": np.dtype(ml_dtypes.bfloat16), "i16": np.dtype(np.int16), "i32": np.dtype(np.int32),
         "f32": np.dtype(np.float32), "f4e2m1": np.dtype(ml_dtypes.float4_e2m1fn),
     }
+
+
+def test_zeros_need_no_fixing_but_their_neighbours_do() -> None:
+    # Exact zeros convert exactly: the scan for cells to fix leaves them out (zero-heavy data would
+    # otherwise take the slow path), while the subnormals and specials next to them are still found.
+    halves = np.array([0x0000, 0x8000, 0x3F80, 0x0001, 0x8001, 0x007F, 0x0080, 0x7F80, 0xFFC0, 0x0000], dtype=np.uint16)
+    assert _extremes(halves, 0x7F80, 0x0080).tolist() == [3, 4, 5, 7, 8]
+    assert _extremes(np.zeros(1000, np.uint16), 0x7F80, 0x0080).size == 0
+    bits32 = np.array([0x00000000, 0x80000000, 0x00000001, 0x3F800000, 0x7F800000], dtype=np.uint32)
+    assert _extremes(bits32, 0x7F800000, 0x00800000).tolist() == [2, 4]
+
+
+@pytest.mark.parametrize("share", [0.0, 0.2, 0.9, 1.0])
+def test_bf16_narrowing_of_zero_heavy_data_follows_the_rule(share: float) -> None:
+    rng = np.random.default_rng(4)
+    bits = rng.integers(0, 2**32, size=300_000, dtype=np.uint64).astype(np.uint32)
+    bits[rng.random(bits.size) < share] = 0
+    bits[rng.random(bits.size) < share / 4] = 0x80000000
+    values = bits.view(np.float32)
+    flushed = np.where(np.abs(values) < 2.0**-126, np.copysign(np.float32(0), values), values)
+    with np.errstate(invalid="ignore"):
+        expected = flushed.astype(ml_dtypes.bfloat16).view(np.uint16).copy()
+    expected[np.isnan(values)] = 0x7FC0
+    narrowed = cast(values, bf16)
+    assert np.array_equal(narrowed.view(np.uint16), expected)
+    np.testing.assert_array_equal(widen(narrowed, bf16).view(np.uint32), widen(narrowed, bf16, canonical=True).view(np.uint32))
+
+
+def test_the_public_casts_are_the_chips() -> None:
+    values = np.array([1e-40, -1e-40, 1.0 + 2.0**-8, np.nan, 500.0, 0.0], dtype=np.float32)
+    # ml_dtypes keeps bf16 subnormals and NaN payloads; the chip flushes and canonicalises.
+    assert tcp.bf16.cast(values).view(np.uint16).tolist() == [0x0000, 0x8000, 0x3F80, 0x7FC0, 0x43FA, 0x0000]
+    assert values.astype(ml_dtypes.bfloat16).view(np.uint16)[0] != 0
+    assert tcp.f8e4m3.cast(values[4:5]).astype(np.float32).tolist() == [448.0]
+    assert tcp.i8.cast([130, -129]).tolist() == [-126, 127]
+    assert tcp.i4.widen(np.array([7, -8], dtype=ml_dtypes.int4)).tolist() == [7, -8]
+    with pytest.raises(DtypeError) as info:
+        tcp.bf16.cast([[1.0], [1.0, 2.0]])
+    assert info.value.rule == "NotNumbers" and "bf16.cast cannot read the data as an array" in str(info.value)

@@ -277,3 +277,70 @@ def test_the_valid_size_32_example_holds_every_even_b() -> None:
     weights = example.Weights(dev.sub, tcp.Tensor(w[:, ::2], m["R, B / 2"]))
     out = example.valid_size_32(example.Stream(dev.main, example.stream_tensor(x)), weights)
     np.testing.assert_array_equal(out.to_tensor().to_numpy("A R"), x[:, ::2] @ w[:, ::2].T)
+
+
+# -- issue 17: padding, axis sizes, odd arrays -----------------------------------------------------
+P = tcp.axis("P", 12)
+
+
+def test_a_padded_digit_is_refused_with_a_hint() -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(np.zeros((2, 8)), m["P # 16 / 8, P # 16 % 8"])
+    assert info.value.rule == "PaddedDigit"
+    assert str(info.value) == (
+        "[Tensor] PaddedDigit: P # 16 / 8, P # 16 % 8 spells coordinates of P up to 15, but P has size 12: "
+        "a logical tensor holds no padding\n"
+        '  hint: hold P unpadded (m["P"], or digits that divide 12) and let the layout pad it'
+    )
+
+
+def test_digits_inside_the_axis_are_not_padding() -> None:
+    t = tcp.Tensor(ints(3, 4), m["P / 4, P % 4"])
+    assert t.to_numpy("P").shape == (12,)
+    assert tcp.Tensor(ints(4), m["P % 4"]).shape == (4,)
+
+
+def test_a_tile_digit_of_another_size_is_an_axis_size_conflict() -> None:
+    t = tcp.Tensor(ints(256), "Wp")
+    with pytest.raises(tcp.LayoutError) as info:
+        t.tile(tcp.parse("Wp / 4", {"Wp": 8}), 1)
+    assert info.value.rule == "AxisSizeConflict"
+    assert 'axis Wp has size 256 in Tensor[Wp=256](int64) and size 8 in the tile digit m["Wp / 4"]' in str(info.value)
+
+
+@pytest.mark.parametrize("array", [np.zeros(8, "V4"), np.zeros(8, [("x", "f4")]), np.array(["a"] * 8)])
+def test_arrays_of_no_numbers_are_refused(array: np.ndarray) -> None:
+    with pytest.raises(tcp.LayoutError) as info:
+        tcp.Tensor(array, "A")
+    assert info.value.rule == "NotAnArray"
+    assert f"the data must be real numbers, got an array of {array.dtype}" in str(info.value)
+    with pytest.raises(tcp.DtypeError) as cast:
+        tcp.bf16.cast(array)
+    assert cast.value.rule == "NotNumbers"
+    assert f"bf16.cast takes real numbers, got an array of {array.dtype}" in str(cast.value)
+
+
+def test_reshaping_the_array_in_place_leaves_the_tensor_alone() -> None:
+    data = ints(8, 64)
+    t = tcp.Tensor(data, "A B")
+    data.shape = (64, 8)
+    assert t.shape == (8, 64) and t.to_numpy("B A").shape == (64, 8)
+    data[0, 0] = 99  # the tensor still shares the data: it is no copy
+    assert t.values[0, 0] == 99
+
+
+def test_a_name_stands_for_the_whole_axis_in_to_numpy() -> None:
+    x = ints(8, 32)
+    half = tcp.Tensor(x, m["A, B / 2"])
+    with pytest.raises(tcp.LayoutError) as info:
+        half.to_numpy("B A")
+    assert str(info.value) == (
+        "[Tensor] PartialAxis: to_numpy('B A') names B, but Tensor[A=8 [B / 2]=32](int64) holds only B / 2 of it "
+        "(32 of its 64 coordinates)\n"
+        '  hint: name the digits: to_numpy(m["B / 2, A"])'
+    )
+    np.testing.assert_array_equal(half.to_numpy(m["B / 2, A"]), x.T)
+    tile = tcp.Tensor(ints(256), "Wp").tile(m["Wp / 64"], 1)
+    with pytest.raises(tcp.LayoutError) as partial:
+        tile.to_numpy("Wp")
+    assert partial.value.rule == "PartialAxis" and "holds only Wp % 64 of it" in partial.value.detail

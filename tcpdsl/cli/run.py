@@ -3,13 +3,16 @@
 A kernel example is a ``@tcp.kernel`` function whose parameters are annotated tensor types: it gets
 random inputs (fixed by ``--seed``), runs with its run-time checks on the chosen evaluator, and its
 result is compared with the oracle. A module with no kernel but a ``main()`` function is run by
-calling ``main()``. Progress goes to stderr; the report (or ``--json``) to stdout.
+calling ``main()``. Progress goes to stderr; the report (or ``--json``) to stdout, and with
+``--junit-xml`` to a JUnit file as well. Each module runs in a child process under a time limit
+(:mod:`tcpdsl.cli.isolated`); the exit statuses are in docs/ci.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import importlib.util
 import io
 import json
@@ -20,11 +23,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from tcpdsl.cli.isolated import CAN_FORK, Emit, Event, run_isolated
+from tcpdsl.harness.junit import junit_xml
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.report import KernelResult, RunSummary, render_result, render_summary
 from tcpdsl.harness.run import EVALUATORS, failure, run_kernel
 
+CLEAN: Final = 0
+FAILURES: Final = 1
 USAGE_ERROR: Final = 2
+DEFAULT_TIMEOUT: Final = 300.0  # seconds per module: far above any example's, well below a CI job's own limit
 
 
 def add_parser(commands: Any) -> None:
@@ -38,6 +46,22 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
     parser.add_argument("--evaluator", choices=EVALUATORS, default="fused", help="how to evaluate chains (default fused)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--junit-xml", metavar="FILE", type=Path, help="also write the results to FILE as a JUnit XML report")
+    parser.add_argument(
+        "--timeout", metavar="SECONDS", type=_seconds, default=DEFAULT_TIMEOUT,
+        help=f"time limit of each module, its import and its kernels together, in a process of its own "
+        f"(default {DEFAULT_TIMEOUT:g}; 0: no limit, run in this process)",
+    )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"the time limit must be a finite number of seconds >= 0, got {text!r}")
+    return value
 
 
 def discover(path: Path) -> list[Path]:
@@ -95,32 +119,54 @@ def run_main(module: types.ModuleType, file: Path) -> KernelResult:
     return result
 
 
-def run_path(path: Path, seed: int, evaluator: str, progress: Any) -> RunSummary:
-    """Run every example under ``path``, reporting each step to ``progress`` (a text stream)."""
+def run_module(file: Path, index: int, seed: int, evaluator: str, emit: Emit) -> None:
+    """Import ``file`` and run its kernels (or its ``main()``), reporting each step to ``emit``."""
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            module = load(file, index)
+        kernels = kernels_in(module)
+    except (Exception, SystemExit) as error:  # an example that does not even import (or exits) is a failure
+        emit(("result", KernelResult(str(file), "(import)", "import", passed=False, error=failure(error))))
+        return
+    if kernels:
+        for spec in kernels:
+            emit(("start", spec.name))
+            emit(("result", run_kernel(spec, file, seed, evaluator)))
+    elif callable(getattr(module, "main", None)):
+        emit(("start", "main"))
+        emit(("result", run_main(module, file)))
+    else:
+        emit(("note", "no kernel and no main(): skipped"))
+
+
+def run_path(path: Path, seed: int, evaluator: str, progress: Any, timeout: float = DEFAULT_TIMEOUT) -> RunSummary:
+    """Run every example under ``path``, reporting each step to ``progress`` (a text stream).
+
+    Each module runs in a child process that may take at most ``timeout`` seconds (0: no limit, in
+    this process); see :mod:`tcpdsl.cli.isolated`.
+    """
     summary = RunSummary(seed, evaluator)
     files = discover(path)
+
+    def show(event: Event) -> None:
+        kind, value = event
+        if isinstance(value, KernelResult):
+            summary.results.append(value)
+            if value.kind == "import":
+                first = (value.error or "").partition("\n")[0]
+                print(f"    import failed: {first}", file=progress, flush=True)
+            else:
+                _progress_line(value, progress)
+        elif kind == "note":
+            print(f"    {value}", file=progress, flush=True)
+
     for index, file in enumerate(files):
         print(f"[{index + 1}/{len(files)}] {file}", file=progress, flush=True)
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                module = load(file, index)
-            kernels = kernels_in(module)
-        except (Exception, SystemExit) as error:  # an example that does not even import (or exits) is a failure
-            message = failure(error)
-            summary.results.append(KernelResult(str(file), "(import)", "import", passed=False, error=message))
-            print(f"    import failed: {message.splitlines()[0]}", file=progress, flush=True)
-            continue
-        entries: list[KernelResult] = []
-        if kernels:
-            for spec in kernels:
-                entries.append(run_kernel(spec, file, seed, evaluator))
-                _progress_line(entries[-1], progress)
-        elif callable(getattr(module, "main", None)):
-            entries.append(run_main(module, file))
-            _progress_line(entries[-1], progress)
+        body = functools.partial(run_module, file, index, seed, evaluator)
+        if timeout and CAN_FORK:
+            run_isolated(body, show, file, timeout)
         else:
-            print("    no kernel and no main(): skipped", file=progress, flush=True)
-        summary.results += entries
+            body(show)
     return summary
 
 
@@ -134,7 +180,7 @@ def execute(args: argparse.Namespace) -> int:
     if not path.exists():
         print(f"tcpdsl run: no such file or directory: {path}", file=sys.stderr)
         return USAGE_ERROR
-    summary = run_path(path, args.seed, args.evaluator, sys.stderr)
+    summary = run_path(path, args.seed, args.evaluator, sys.stderr, args.timeout)
     if args.json:
         print(json.dumps(summary.to_json(), indent=2))
     else:
@@ -142,4 +188,13 @@ def execute(args: argparse.Namespace) -> int:
             print(render_result(result))
             print()
         print(render_summary(summary))
-    return 0 if summary.results and summary.failed == 0 else 1
+    if args.junit_xml is not None:
+        try:
+            args.junit_xml.write_text(junit_xml(summary), encoding="utf-8")
+        except OSError as error:
+            print(f"tcpdsl run: cannot write the JUnit report {args.junit_xml}: {error.strerror or error}", file=sys.stderr)
+            return USAGE_ERROR
+    if not summary.results:
+        print(f"tcpdsl run: nothing to run: no kernel and no main() in {path}", file=sys.stderr)
+        return USAGE_ERROR
+    return CLEAN if summary.failed == 0 else FAILURES

@@ -24,6 +24,7 @@ from tcpdsl.numerics.scalars import cast
 Array = npt.NDArray[Any]
 
 _EXACT_F64: Final = float(2**53)
+_SMALL_PRODUCT: Final = 1 << 15  # cells of the product space summed without the optimized einsum
 
 
 def accumulator_dtype(acc: str) -> np.dtype[Any]:
@@ -99,11 +100,12 @@ class FoldPlan:
     multiplicity: int
     terms: int
     acc: str
+    optimize: bool  # through numpy's optimized einsum (BLAS), worth its planning for large products
 
     def run(self, lhs: Array, rhs: Array) -> Folded:
         """The fold of ``lhs`` and ``rhs`` (logical, widened to the accumulator) by this plan."""
         left, right = self.left.apply(lhs), self.right.apply(rhs)
-        summed = _contract(left, right, self.subscripts, self.acc, self.terms)
+        summed = _contract(left, right, self.subscripts, self.acc, self.terms, self.optimize)
         if self.acc == "f32":
             values = summed * np.float32(self.multiplicity) if self.multiplicity != 1 else summed
         else:
@@ -111,11 +113,11 @@ class FoldPlan:
         return Folded(np.asarray(values, dtype=accumulator_dtype(self.acc)), self.keep, self.chain)
 
 
-def _contract(lhs: Array, rhs: Array, subscripts: tuple[tuple[int, ...], ...], acc: str, terms: int) -> Array:
+def _contract(lhs: Array, rhs: Array, subscripts: tuple[tuple[int, ...], ...], acc: str, terms: int,
+              optimize: bool) -> Array:
     lsubs, rsubs, keep = subscripts
-
     def run(a: Array, b: Array) -> Array:
-        result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=True)
+        result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=optimize)
         return result
 
     if acc == "f32":
@@ -177,4 +179,7 @@ def plan_fold(lhs_axes: tuple[str, ...], lhs_shape: tuple[int, ...], lhs_map: St
     terms = math.prod(chain.radix(*d) for d in (visited - kept) & present)
     ids = {digit: k for k, digit in enumerate(dict.fromkeys([*left.subs, *right.subs, *keep]))}
     subscripts = (tuple(ids[d] for d in left.subs), tuple(ids[d] for d in right.subs), tuple(ids[d] for d in keep))
-    return FoldPlan(chain, left, right, subscripts, keep, multiplicity, terms, acc)
+    # numpy's optimized einsum reaches BLAS, but choosing its path costs more than a small product
+    # takes in the plain loop (docs/runtime.md §3.4).
+    optimize = math.prod(chain.radix(*d) for d in ids) > _SMALL_PRODUCT
+    return FoldPlan(chain, left, right, subscripts, keep, multiplicity, terms, acc, optimize)

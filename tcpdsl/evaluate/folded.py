@@ -2,7 +2,7 @@
 
 :meth:`Folded.layout` transposes and pads it into a physical buffer when the target's slots line
 up with the digit chain, :meth:`Folded.gather` decodes the target cell by cell otherwise, and
-:meth:`Folded.logical` reads it over whole logical axes without any physical buffer.
+:func:`logical_read` reads it over whole logical axes without any physical buffer.
 """
 
 from __future__ import annotations
@@ -116,39 +116,56 @@ class Folded:
         out[rows] = block
         return out.reshape(-1)
 
-    def logical(self, terms: tuple[Term, ...]) -> Array:
-        """The result with one dimension per term: index ``j`` of term ``t`` is coordinate
-        ``j * t.stride`` of its axis (:func:`~tcpdsl.algebra.terms.logical_terms`).
 
-        Digits no term holds are read at 0 and chain digits the result lacks are replicated, as
-        :meth:`layout` and :meth:`gather` do, so this is their buffer read back through the
-        result's mapping. The terms must line up with the chain (:func:`lines_up`). When the fold
-        kept each axis's digits together and outermost first (:func:`plan_fold` without
-        ``laid_out_as``), the result is a view of the fold.
-        """
-        spans = [_span(self.chain, term) for term in terms]
-        used = {(term.axis, j) for term, span in zip(terms, spans) for j in span}
-        kept = [digit for digit in self.dims if digit in used]
-        base = self.values[tuple(slice(None) if digit in used else 0 for digit in self.dims)]
-        order: list[int] = []
-        shape: list[int] = []
-        full: list[int] = []
-        for term, span in zip(terms, spans):
-            for j in reversed(span):
-                digit = (term.axis, j)
-                radix = self.chain.radix(*digit)
-                if digit in kept:
-                    order.append(kept.index(digit))
-                shape.append(radix if digit in kept else 1)
-                full.append(radix)
-            if not span:  # an axis the chain does not cut (of size 1, or replicated whole)
-                shape.append(1)
-                full.append(term.count)
-        block = base.transpose(order).reshape(shape)
-        if tuple(shape) != tuple(full):
-            block = np.broadcast_to(block, full)
-        out = block.reshape([term.count for term in terms])
+@dataclass(frozen=True)
+class LogicalRead:
+    """How a fold's array becomes the logical result: an index, a transpose, a reshape and a
+    broadcast, all fixed by the types, so a plan computes it once (docs/runtime.md §3.4)."""
+
+    index: tuple[slice | int, ...]
+    order: tuple[int, ...]
+    shape: tuple[int, ...]
+    full: tuple[int, ...]
+    counts: tuple[int, ...]
+
+    def apply(self, values: Array) -> Array:
+        block = values[self.index].transpose(self.order).reshape(self.shape)
+        if self.shape != self.full:
+            block = np.broadcast_to(block, self.full)
+        out = block.reshape(self.counts)
         return out if out.flags.writeable else out.copy()
+
+
+def logical_read(dims: tuple[tuple[str, int], ...], chain: DigitChain, terms: tuple[Term, ...]) -> LogicalRead:
+    """How to read a fold over the chain digits ``dims`` with one dimension per term: index ``j``
+    of term ``t`` is coordinate ``j * t.stride`` of its axis
+    (:func:`~tcpdsl.algebra.terms.logical_terms`).
+
+    Digits no term holds are read at 0 and chain digits the result lacks are replicated, as
+    :meth:`Folded.layout` and :meth:`Folded.gather` do, so this is their buffer read back through
+    the result's mapping. The terms must line up with the chain (:func:`lines_up`). When the fold
+    kept each axis's digits together and outermost first (:func:`plan_fold` without
+    ``laid_out_as``), the result is a view of the fold.
+    """
+    spans = [_span(chain, term) for term in terms]
+    used = {(term.axis, j) for term, span in zip(terms, spans) for j in span}
+    kept = [digit for digit in dims if digit in used]
+    index = tuple(slice(None) if digit in used else 0 for digit in dims)
+    order: list[int] = []
+    shape: list[int] = []
+    full: list[int] = []
+    for term, span in zip(terms, spans):
+        for j in reversed(span):
+            digit = (term.axis, j)
+            radix = chain.radix(*digit)
+            if digit in kept:
+                order.append(kept.index(digit))
+            shape.append(radix if digit in kept else 1)
+            full.append(radix)
+        if not span:  # an axis the chain does not cut (of size 1, or replicated whole)
+            shape.append(1)
+            full.append(term.count)
+    return LogicalRead(index, tuple(order), tuple(shape), tuple(full), tuple(term.count for term in terms))
 
 
 def _span(chain: DigitChain, term: Term) -> list[int]:
@@ -161,7 +178,7 @@ def _span(chain: DigitChain, term: Term) -> list[int]:
 
 def lines_up(chain: DigitChain, terms: tuple[Term, ...]) -> bool:
     """Whether every term starts and ends on a digit boundary of the chain (or its axis is one the
-    chain does not cut), so that :meth:`Folded.logical` can read it."""
+    chain does not cut), so that :func:`logical_read` can read it."""
     for term in terms:
         bounds = chain.bounds.get(term.axis)
         if bounds is not None and (term.stride not in bounds or term.top not in bounds):

@@ -27,7 +27,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
-from tcpdsl.evaluate.folded import Folded, lines_up
+from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.transfer import to_terms
@@ -133,11 +133,12 @@ class _ChainPlan:
     out: Mapping
     target: Mapping
     terms: tuple[Term, ...]  # the dimensions of the logical result
-    direct: bool  # the fold reads straight into the logical result (see Folded.logical)
+    read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
 
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[Mapping | None, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -146,10 +147,18 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     stream, weight = chain.stream, chain.weight
     layouts = (stream.mapping, weight.mapping, chain.chip, chain.cluster, chain.slice, chain.lane, chain.outer_time,
                chain.outer_packet, chain.packet_out, chain.time_out, chain.lane_time, chain.lane_packet)
+    # A kernel called again passes the very same mapping objects: found by identity first, which
+    # costs less than structural keys (the mappings are kept, so their ids stay theirs).
+    fast = (logical, chain.acc, stream.axes, stream.values.shape, weight.axes, weight.values.shape, *map(id, layouts))
+    seen = _plans_by_identity.get(fast)
+    if seen is not None and all(a is b for a, b in zip(seen[0], layouts)):
+        return seen[1]
     key = (logical, chain.acc, stream.axes, stream.shape, weight.axes, weight.shape,
            *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
+        if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
+            _plans_by_identity[fast] = (layouts, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -162,10 +171,13 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
                      None if logical else StructKey(target))
     terms = logical_terms(target)
     direct = fold is not None and not held(target).irregular and lines_up(fold.chain, terms)
-    found = _ChainPlan(fold, pre_reduce, out, target, terms, direct)
+    read = logical_read(fold.keep, fold.chain, terms) if fold is not None and direct else None
+    found = _ChainPlan(fold, pre_reduce, out, target, terms, read)
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
+        _plans_by_identity.clear()
     _chain_plans[key] = found
+    _plans_by_identity[fast] = (layouts, found)
     return found
 
 
@@ -190,8 +202,7 @@ class FusedEvaluator:
         """The result over the terms its mapping holds, computed straight into that array when the
         terms line up with the fold's digits; otherwise read back from :meth:`run`."""
         found = _chain_plan(chain, logical=True)
-        if found.fold is None or not found.direct:
+        if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
         stream, weight = chain.stream, chain.weight
-        folded = found.fold.run(stream.widened(), weight.widened())
-        return folded.logical(found.terms)
+        return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import types
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from tcpdsl.algebra import Mapping, Term, held, pairs
+from tcpdsl.algebra import Mapping, Term, held, pairs, runs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext
@@ -39,6 +40,9 @@ _INT_RANGES: Final[dict[str, tuple[int, int]]] = {
     "i32": (-1024, 1024),
 }
 _SOURCES: Final = ("CollectTensor", "TrfTensor")
+# Random inputs are drawn as float64 first: 2**28 elements are 2 GiB, the most a run should ask for.
+MAX_RANDOM_ELEMENTS: Final = 1 << 28
+_LISTED: Final = 1 << 16  # coordinates listed at most to compare digits that do not divide one another
 
 
 class KernelSpecError(TcpError, TypeError):
@@ -130,13 +134,31 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
     return TensorParam(name, hint, spec, found.terms)
 
 
-def _digit_set(terms: tuple[Term, ...], axis: str) -> set[int]:
-    """The coordinates of ``axis`` that ``terms`` spell."""
+def _coordinates(terms: tuple[Term, ...]) -> set[int]:
     out = {0}
     for t in terms:
-        if t.axis == axis:
-            out = {v + k * t.stride for v in out for k in range(t.count)}
+        out = {v + k * t.stride for v in out for k in range(t.count)}
     return out
+
+
+def _spells_fewer(mine: tuple[Term, ...], theirs: tuple[Term, ...]) -> bool:
+    """Whether the coordinates that the digits ``mine`` of one axis spell are a proper part of those
+    ``theirs`` spell.
+
+    An axis may be far too long to list its coordinates (2**40), so digits whose strides and tops
+    divide one another, as a layout's digits do, are compared as digits: each run of ``mine`` must
+    lie within a run of ``theirs``. Other digits are compared by listing coordinates, which only
+    short axes have.
+    """
+    ours, other = runs(mine), runs(theirs)
+    if ours is None or other is None or ours == other:
+        return False
+    bounds = sorted({b for t in (*ours, *other) for b in (t.stride, t.top)})
+    if all(high % low == 0 for low, high in zip(bounds, bounds[1:])):
+        return all(any(run.within(home) for home in other) for run in ours)
+    if math.prod(t.count for t in (*ours, *other)) > _LISTED:
+        return False
+    return _coordinates(ours) < _coordinates(other)
 
 
 def _broadcasts(params: list[TensorParam]) -> tuple[TensorParam, ...]:
@@ -149,8 +171,9 @@ def _broadcasts(params: list[TensorParam]) -> tuple[TensorParam, ...]:
     for param in params:
         kept = []
         for term in param.terms:
-            mine = _digit_set(param.terms, term.axis)
-            if not any(mine < _digit_set(other.terms, term.axis) for other in params if other is not param):
+            mine = tuple(t for t in param.terms if t.axis == term.axis)
+            if not any(_spells_fewer(mine, tuple(t for t in other.terms if t.axis == term.axis))
+                       for other in params if other is not param):
                 kept.append(term)
         out.append(dataclasses.replace(param, terms=tuple(kept)))
     return tuple(out)
@@ -203,6 +226,12 @@ def random_case(fn: object, seed: int = 0, device: Device | None = None) -> Case
     spec = fn if isinstance(fn, KernelSpec) else describe(fn)
     if spec.skip is not None:
         raise KernelSpecError(spec.skip)
+    elements = sum(math.prod(t.count for t in p.terms) for p in spec.params)
+    if elements > MAX_RANDOM_ELEMENTS:
+        raise KernelSpecError(
+            f"its inputs hold {elements} elements, more than the {MAX_RANDOM_ELEMENTS} a runner draws at random; "
+            "run it on data of your own"
+        )
     rng = np.random.default_rng(seed)
     chips = max((p.spec.layout("Chip").size for p in spec.params), default=1)
     dev = device if device is not None else Device(Topology(chips=chips))

@@ -9,9 +9,11 @@ with a composite slot, whose coordinates have no digit form, is checked cell by 
 
 from __future__ import annotations
 
+from typing import Final
+
 import numpy as np
 
-from tcpdsl.algebra import Digit, Held, Mapping, Term, held, runs, shared_limits, text_of
+from tcpdsl.algebra import Digit, Held, Mapping, StructKey, Term, held, runs, shared_limits, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.placement import plan
@@ -46,7 +48,24 @@ def _mapping_hint(tensor: Tensor, layout: Held) -> str:
 
 
 def check_fit(tensor: Tensor, full: Mapping, stage: str) -> None:
-    """Refuse ``tensor`` unless the layout ``full`` holds exactly its digits (names the digits that differ)."""
+    """Refuse ``tensor`` unless the layout ``full`` holds exactly its digits (names the digits that differ).
+
+    The verdict depends only on the tensor's terms and the layout, so a fit is remembered: a kernel
+    called again on tensors of the same shape does not check it again.
+    """
+    key = (tensor.terms, tensor.fixed_terms, StructKey(full))
+    if key in _FITTED:
+        return
+    _check_fit(tensor, full, stage)
+    if len(_FITTED) < _FITS_REMEMBERED:
+        _FITTED.add(key)
+
+
+_FITTED: set[tuple[object, ...]] = set()
+_FITS_REMEMBERED: Final = 4096
+
+
+def _check_fit(tensor: Tensor, full: Mapping, stage: str) -> None:
     layout = held(full)
     sizes = layout.sizes
     extra_axes = [a for a in axes_of(tensor.terms) if a not in sizes]

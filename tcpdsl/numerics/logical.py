@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics import tiles
+from tcpdsl.numerics.scalars import is_real
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, axes_of, rearrange, same_digits
 from tcpdsl.verify.tensor_axes import check_declared, named_axes
 
@@ -63,15 +65,32 @@ def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Term, ...]:
                 stage, "DuplicateAxis", f"{mapping.text} holds a digit of {axis} twice",
                 hint=f"name each digit of {axis} once",
             )
+        _check_unpadded(mapping, [t for t in terms if t.axis == axis], stage)
     return tuple(terms)
+
+
+def _check_unpadded(mapping: Mapping, terms: list[Term], stage: str) -> None:
+    """Refuse digits that spell coordinates past the axis's size: a logical tensor holds data, and
+    padding belongs to layouts (docs/tensors.md)."""
+    last = sum((t.count - 1) * t.stride for t in terms)
+    size = terms[0].n
+    if last >= size:
+        axis = terms[0].axis
+        raise LayoutError(
+            stage, "PaddedDigit",
+            f"{mapping.text} spells coordinates of {axis} up to {last}, but {axis} has size {size}: "
+            "a logical tensor holds no padding",
+            hint=f"hold {axis} unpadded (m[\"{axis}\"], or digits that divide {size}) and let the layout pad it",
+        )
 
 
 def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
     try:
-        values = np.asarray(array)
+        # A view of its own: reshaping the caller's array in place later leaves the tensor's shape alone.
+        values = np.asarray(array).view()
     except (TypeError, ValueError) as error:
         raise LayoutError(STAGE, "NotAnArray", f"cannot read the data as an array: {error}") from None
-    if values.dtype.kind in "OUSMmc":
+    if not is_real(values.dtype):
         raise LayoutError(
             STAGE, "NotAnArray", f"the data must be real numbers, got an array of {values.dtype}",
             hint="pass integers or floats (numpy, ml_dtypes)",
@@ -83,7 +102,7 @@ def _whole_terms(
     names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int]
 ) -> tuple[Term, ...]:
     """One whole-axis term per name; ``carried`` are the sizes of the axes passed as objects."""
-    if sizes is not None and not isinstance(sizes, MappingABC):
+    if sizes is not None and not isinstance(sizes, dict) and not isinstance(sizes, MappingABC):  # dict: no ABC check
         raise LayoutError(
             STAGE, "AxisSizes", f"sizes= must be a dict of axis sizes, got {type(sizes).__name__}",
             hint='pass sizes such as {"A": 32, "B": 64}',
@@ -101,7 +120,13 @@ def _whole_terms(
     if missing:
         known.update(caller_axis_sizes(missing))
     check_declared(names, known)
-    return tuple(Term(n, int(known[n]), 1, int(known[n])) for n in names)
+    return tuple(_whole(n, int(known[n])) for n in names)
+
+
+@lru_cache(maxsize=1024)
+def _whole(name: str, size: int) -> Term:
+    """The term of all of axis ``name``: terms are values, so one is shared by every tensor over it."""
+    return Term(name, size, 1, size)
 
 
 class Tensor:
@@ -227,6 +252,8 @@ class Tensor:
                 )
             return target
         names = axis_names(axes)
+        if names == self._axes and self.whole:
+            return self._terms  # the tensor's own order, every axis whole: nothing to work out
         held = axes_of(self._terms)
         if sorted(names) != sorted(held):
             raise LayoutError(
@@ -244,6 +271,16 @@ class Tensor:
                     hint=f"name the digits: to_numpy(m[\"{text_of(self._terms)}\"]) in the order you want",
                 )
             out.extend(merged)
+        partial = [t for t in out if not t.whole]
+        if partial:
+            # A name stands for the whole axis; a part of it under that name would read as all of it.
+            term = partial[0]
+            raise LayoutError(
+                STAGE, "PartialAxis",
+                f"to_numpy({' '.join(names)!r}) names {term.axis}, but {self!r} holds only {term.text} of it "
+                f"({term.count} of its {term.n} coordinates)",
+                hint=f"name the digits: to_numpy(m[\"{text_of(tuple(out))}\"])",
+            )
         return tuple(out)
 
     def tile(self, digit: MappingArg, index: int) -> Tensor:

@@ -53,8 +53,39 @@ class Scalar:
     def __new__(cls, *args: object, **kwargs: object) -> Scalar:
         raise TypeError(f"{cls.__name__} is a scalar tag, not a value type")
 
+    @classmethod
+    def cast(cls, array: npt.ArrayLike) -> Array:
+        """``array`` narrowed to this type by the chip's rules, as a typed tensor would hold it
+        (``tcp.bf16.cast(x)``): unlike ml_dtypes, bf16 keeps no subnormal (docs/runtime.md §3.2)."""
+        return cast(_numbers(array, f"{cls.__name__}.cast"), cls)  # the module's function
+
+    @classmethod
+    def widen(cls, array: npt.ArrayLike) -> Array:
+        """Values stored as this type widened to its accumulator (int32 or float32) as the
+        Multiplier widens them (docs/runtime.md §3.2)."""
+        return widen(_numbers(array, f"{cls.__name__}.widen"), cls)  # the module's function
+
 
 _REGISTRY: dict[str, type[Scalar]] = {}
+
+
+def is_real(dtype: np.dtype[Any]) -> bool:
+    """Whether ``dtype`` holds real numbers: bool, integers, floats, or ml_dtypes' own types (which
+    numpy files under kind ``V``, as it does raw bytes and structured records, which are not)."""
+    return dtype.kind in "biuf" or (dtype.kind == "V" and not issubclass(dtype.type, np.void))
+
+
+def _numbers(array: npt.ArrayLike, what: str) -> Array:
+    """``array`` as a numpy array of real numbers, else a DtypeError saying what it holds."""
+    try:
+        values = np.asarray(array)
+    except (TypeError, ValueError) as error:
+        raise DtypeError(SCALAR_STAGE, "NotNumbers", f"{what} cannot read the data as an array: {error}",
+                         hint="pass integers or floats (numpy, ml_dtypes)") from None
+    if not is_real(values.dtype):
+        raise DtypeError(SCALAR_STAGE, "NotNumbers", f"{what} takes real numbers, got an array of {values.dtype}",
+                         hint="pass integers or floats (numpy, ml_dtypes)")
+    return values
 
 
 def storage_dtype(name: str) -> np.dtype[Any]:
@@ -118,27 +149,32 @@ _NO_CELLS.setflags(write=False)
 
 
 def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -> IntArray:
-    """Flat indices of the cells whose exponent field (``bits & field``) is below ``low`` or all ones.
+    """Flat indices of the nonzero cells whose exponent field (``bits & field``) is below ``low`` or
+    all ones.
 
-    ``field - low`` wraps around for a field below ``low``, so one unsigned comparison finds both
-    ends, and only the few cells found are fixed up. ``scratch`` (as long as ``bits``, of
-    its dtype) saves allocating the work array on every block.
+    Zeros of either sign convert exactly both ways and need no fixing; integer data, ReLU outputs
+    and pruned weights hold many, so they are left out rather than sent down the slow path. On the
+    magnitude (the bits without the sign) ``magnitude - low`` wraps around below ``low``, so one
+    unsigned comparison finds both ends, a zero landing on one known value; only the few cells
+    found are fixed up. ``scratch`` (as long as ``bits``, of its dtype) saves allocating the work
+    array on every block.
     """
     word = bits.dtype.type
-    shifted = np.bitwise_and(bits, word(field), out=None if scratch is None else scratch[:bits.size])
+    top = 8 * bits.dtype.itemsize
+    shifted = np.bitwise_and(bits, word((1 << (top - 1)) - 1), out=None if scratch is None else scratch[:bits.size])
     np.subtract(shifted, word(low), out=shifted)
     threshold = word(field - low)
     # The ufunc's own reduce: ndarray.max goes through a Python wrapper, a cost paid on every block.
     if np.maximum.reduce(shifted, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
         return _NO_CELLS
-    return np.flatnonzero(shifted >= threshold)
+    return np.flatnonzero((shifted >= threshold) & (shifted != word((1 << top) - low)))
 
 
 def _flush_f32(x: Array) -> Array:
     """RNGD f32 hygiene: subnormals become zeros of their own sign and NaN becomes 0x7fc00000.
 
-    Works on the bit pattern and only rewrites the cells whose exponent field is all zeros (zero or
-    subnormal) or all ones (infinity or NaN), since this runs on every operand. The caller passes
+    Works on the bit pattern and only rewrites the nonzero cells whose exponent field is all zeros
+    (subnormals) or all ones (infinity or NaN), since this runs on every operand. The caller passes
     an array it owns.
     """
     out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
@@ -158,6 +194,12 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
     flat = source.reshape(-1)
+    if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
+        out = flat.astype(dtype)
+        cells = _extremes((out if dtype == bf16.numpy else flat).view(np.uint16), 0x7F80, low)
+        if cells.size:
+            out[cells] = redo(flat[cells])
+        return out.reshape(source.shape)
     out = np.empty(flat.size, dtype=dtype)
     bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
     scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, NotATerm, Term, runs, term_of, text_of
+from tcpdsl.algebra import Mapping, NotATerm, Term, check_axis_sizes, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, rearrange, same_digits
 
@@ -41,6 +41,9 @@ def _digit(tensor: Tiled, digit: object) -> Term:
             STAGE, "NotAMapping", f"tile takes the digit as a mapping such as m[\"Wp / 8192\"], got {type(digit).__name__} {digit!r:.60}",
             hint=f"write the digit as m[\"{digit}\"]" if isinstance(digit, str) else "write the digit with m[\"...\"]",
         )
+    # A digit of an axis declared with another size names other coordinates (docs/tensors.md).
+    held = tuple((f"{tensor!r}", t.mapping()) for t in tensor.terms if t.axis in digit.axis_sizes())
+    check_axis_sizes((*held, (f"the tile digit m[\"{digit.text}\"]", digit)))
     try:
         return term_of(digit)
     except NotATerm:

@@ -137,7 +137,12 @@ class Plan:
         collected = module.Stream(device.main, _tensor(p, stream, p.stream_axes))
         loaded = module.Weights(device.sub, _tensor(p, weight, p.weight_axes))
         result = getattr(module, self.name)(collected, loaded)
-        values = np.asarray(result.to_tensor().to_numpy(p.out_axes))
+        logical = result.to_tensor()
+        if logical.whole:
+            values = np.asarray(logical.to_numpy(p.out_axes))
+        else:  # a plan for a tile holds a digit of an axis, which to_numpy reads under its own text
+            parts = ", ".join(t.text for a in p.out_axes for t in logical.terms if t.axis == a)
+            values = np.asarray(logical.to_numpy(parse(parts, logical.sizes)))
         return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
 
     def summary(self) -> dict[str, Any]:

@@ -82,20 +82,26 @@ class TensorBase(Subscriptable):
     def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
-        frame = user_frame()
-        return {name: as_mapping(arguments[name], stage, f"{name}=", frame) for name in STAGES[stage].mappings}
+        names = STAGES[stage].mappings
+        ready: dict[str, Mapping] = {}
+        for name in names:
+            value = arguments[name]
+            if not isinstance(value, Mapping):  # text to resolve: only then walk out to the user's frame
+                frame = user_frame()
+                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in names}
+            ready[name] = value
+        return ready
 
     def _compose(
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
     ) -> tuple[Spec, Any]:
         """The result type and derived parameters of a stage call on this tensor (rules: the stage's
         row of the stage table), remembered per type and arguments."""
-        key = (
-            stage, *map(Same, operands), *map(StructKey, mappings.values()),
-            *(StructKey(v) if isinstance(v, Mapping) else v for v in others.values()),
-        )
-        types = [spec.tensor_type for spec in operands]
-        return self._spec.step(key, lambda: compose_stage(stage, self._spec.tensor_type, *types, **mappings, **others))
+        key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
+        if others:
+            key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
+        return self._spec.step(key, lambda: compose_stage(
+            stage, self._spec.tensor_type, *(spec.tensor_type for spec in operands), **mappings, **others))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:
