@@ -56,6 +56,7 @@ _EXPORTS: dict[str, str] = {
     "DmTensor": "tcpdsl.tensors.memory",
     "DmView": "tcpdsl.tensors.memory",
     "DmViewMut": "tcpdsl.tensors.memory",
+    "HbmTensor": "tcpdsl.tensors.memory",
     "VrfTensor": "tcpdsl.tensors.memory",
     "BeginTensor": "tcpdsl.tensors.front",
     "FetchTensor": "tcpdsl.tensors.front",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES, FETCH
-from tcpdsl.verify.families import FETCH_CAST, TRF, VRF, Family
+from tcpdsl.verify.families import FETCH_CAST, HBM, TRF, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -26,6 +26,7 @@ _MODULES: Final = {
     COLLECT: SOURCES_MODULE,
     TRF: SOURCES_MODULE,
     DM: "tcpdsl.tensors.memory",
+    HBM: "tcpdsl.tensors.memory",
     DM_VIEW: "tcpdsl.tensors.memory",
     DM_VIEW_MUT: "tcpdsl.tensors.memory",
     VRF: "tcpdsl.tensors.memory",

@@ -17,7 +17,7 @@ from typing import Any, Final
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, OUTER, PACKET, TIME, TRF, VRF, Family, TensorType
+from tcpdsl.verify.families import FETCH_CAST, HBM, OUTER, PACKET, TIME, TRF, VRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -93,6 +93,10 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
             carried=("context",),
         ),
+        # Memory: DMA moves and views (docs/stage-rules.md §4.1).
+        StageRow(Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1"),
+        StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
+        StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
             Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
             options=("len",), positional=("start",),
@@ -107,11 +111,8 @@ UNWIRED: Final = (
     Stage.TRANSPOSE,
     Stage.COMMIT_CAST,
     Stage.COMMIT_CAST_RELU,
-    Stage.TO_DM,
     Stage.TO_DM_VIEW,
-    Stage.TO_HBM,
     Stage.TO_HBM_VIEW,
-    Stage.RESHAPE,
     Stage.PAD,
 )
 
