@@ -63,6 +63,7 @@ _EXPORTS: dict[str, str] = {
     "FetchCastTensor": "tcpdsl.tensors.front",
     "CastTensor": "tcpdsl.tensors.back",
     "CommitTrimTensor": "tcpdsl.tensors.back",
+    "CommitCastTensor": "tcpdsl.tensors.back",
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",
     "evaluator": "tcpdsl.evaluate.select",

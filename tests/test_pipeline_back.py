@@ -271,3 +271,27 @@ def test_explain_lists_each_engine_with_its_cycles_and_a_total() -> None:
         "write_bytes 16, time_size 16",
         "  total: 16 cycles per slice",
     ]
+
+
+def test_commit_cast_and_relu(evaluator: str) -> None:
+    """The commit adapter's f32 -> bf16 with a 32-byte trimmed packet; the relu variant clamps first."""
+    x = np.random.default_rng(6).standard_normal((16, 8)).astype(np.float32)
+    s = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(x, [M, N]))
+    trimmed = s.commit_trim(out_packet=m["N"])
+    plain = trimmed.commit_cast(tcp.bf16).commit(element=m["M, N"])
+    relu = trimmed.commit_cast_relu(tcp.bf16).commit(element=m["M, N"])
+    assert np.array_equal(plain.to_tensor().to_numpy("M N"), cast(x, "bf16"))
+    assert np.array_equal(relu.to_tensor().to_numpy("M N"), cast(np.maximum(x, 0), "bf16"))
+
+
+def test_commit_cast_rules() -> None:
+    s = tcp.CollectTensor[tcp.i32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    with pytest.raises(tcp.DtypeError, match="commit_cast: the commit adapter casts only f32 to bf16, got i32 to i8") as info:
+        s.commit_trim(out_packet=m["N"]).commit_cast(tcp.i8)
+    assert info.value.rule == "Pair"
+    f = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.sub, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    stream = dev.sub.begin(f.commit_trim(out_packet=m["N"]).commit(element=m["M, N"]).view()).fetch(
+        out_time=m["M"], out_packet=m["N"]).collect(out_time=m["M"], out_packet=m["N"])
+    with pytest.raises(tcp.DtypeError, match="only the main context casts in the commit adapter, got sub") as info:
+        stream.commit_trim(out_packet=m["N"]).commit_cast(tcp.bf16)
+    assert info.value.rule == "MainOnly"

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from tcpdsl.static.names import STAGE_METHODS, TENSOR_CLASSES, fullname
-from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
+from tcpdsl.tensors.back import CastTensor, CommitCastTensor, CommitTrimTensor
 from tcpdsl.tensors.device import TensorUnit
 from tcpdsl.tensors.front import BeginTensor, FetchCastTensor, FetchTensor
 from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, HbmTensor, VrfTensor
@@ -24,7 +24,7 @@ CLASSES: dict[Family, type] = {
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
         DmTensor, HbmTensor, DmView, DmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor, CastTensor,
-        CommitTrimTensor,
+        CommitTrimTensor, CommitCastTensor,
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.

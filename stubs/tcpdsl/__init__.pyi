@@ -53,6 +53,7 @@ from tcpdsl.tensors.front import FetchTensor as FetchTensor
 from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
 from tcpdsl.tensors.back import CastTensor as CastTensor
 from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
+from tcpdsl.tensors.back import CommitCastTensor as CommitCastTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 
 __version__: str
@@ -68,10 +69,11 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitTrimTensor", "ContractOuterTensor",
-    "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor", "DmView", "DmViewMut",
-    "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "Index", "LaneMode", "LayoutError", "Mapping",
-    "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology",
-    "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2",
-    "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitCastTensor", "CommitTrimTensor",
+    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor",
+    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "Index", "LaneMode",
+    "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError",
+    "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator",
+    "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search",
+    "try_kernel", "__version__",
 ]

@@ -23,12 +23,12 @@ from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
 
-def step_of(stage: Stage, spec: Spec, params: object, unit: str | None = None) -> Step:
+def step_of(stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False) -> Step:
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters."""
     tt = spec.tensor_type
     packets = tt.layout("Time").size if "Time" in tt.family.layouts else 1
     layout = " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
-    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout)
+    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu)
 
 
 def flow_cost(flow: Flow) -> KernelCost:

@@ -118,11 +118,12 @@ FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
 FETCH_CAST: Final = Family("FetchCastTensor", ("D",), STREAM, _position)
 CAST: Final = Family("CastTensor", ("D",), STREAM, _position)
 COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
+COMMIT_CAST: Final = Family("CommitCastTensor", ("D",), STREAM, _position)
 # The vector register file (docs/stage-rules.md §4.6): i32 or f32 over [Chip, Cluster, Slice, Element].
 VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
 
 FAMILIES: Final = {
-    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST, COMMIT_TRIM, VRF)
+    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST, COMMIT_TRIM, COMMIT_CAST, VRF)
 }
 
 

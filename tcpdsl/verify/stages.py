@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
-from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
 from tcpdsl.verify.families import FETCH_CAST, HBM, OUTER, PACKET, TIME, TRF, VRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 
@@ -88,9 +88,17 @@ STAGES: Final[dict[Stage, StageRow]] = {
                  positional=("dtype",)),
         StageRow(Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST), COMMIT_TRIM, ("out_packet",), compose_back.commit_trim,
                  "4.8"),
-        StageRow(Stage.COMMIT, (COMMIT_TRIM,), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
         StageRow(
-            Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            Stage.COMMIT_CAST, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast, "4.8", carried=("context",),
+            positional=("dtype",),
+        ),
+        StageRow(
+            Stage.COMMIT_CAST_RELU, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast_relu, "4.8",
+            carried=("context",), positional=("dtype",),
+        ),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM, COMMIT_CAST), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM, COMMIT_CAST), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
             carried=("context",),
         ),
         # Memory: DMA moves and views (docs/stage-rules.md §4.1).
@@ -109,8 +117,6 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.COMMIT_CAST,
-    Stage.COMMIT_CAST_RELU,
     Stage.TO_DM_VIEW,
     Stage.TO_HBM_VIEW,
     Stage.PAD,
