@@ -295,3 +295,18 @@ def test_commit_cast_rules() -> None:
     with pytest.raises(tcp.DtypeError, match="only the main context casts in the commit adapter, got sub") as info:
         stream.commit_trim(out_packet=m["N"]).commit_cast(tcp.bf16)
     assert info.value.rule == "MainOnly"
+
+
+def test_commit_view_bottom_pad(evaluator: str) -> None:
+    """f32 [T=512, Q % 56 = 8] on Slice `T / 32 # 256`, committed into the write tile `[T % 32, Q = 8 #{!} 56]`
+    of a wider tensor: the 48 values of Q outside the tile are never written."""
+    T, Q = tcp.axis("T", 512), tcp.axis("Q", 56)
+    Slice = m["T / 32 # 256"]
+    x = np.random.default_rng(7).standard_normal((512, 8)).astype(np.float32)
+    src = tcp.DmTensor[tcp.f32, Chip, Cluster, Slice, m["T % 32, Q = 8"]](tcp.Tensor(x, m["T, Q = 8"]))
+    dst = tcp.DmTensor[tcp.f32, Chip, Cluster, Slice, m["T % 32, Q"]](tcp.Tensor(np.full((512, 56), -1.0), [T, Q]))
+    window = dst.view_mut().tile(0, index=m["Q"], len=8, element=m["T % 32, Q = 8 #{!} 56"])
+    (dev.main.begin(src.view()).fetch(out_time=m["T % 32"], out_packet=m["Q = 8"])
+     .collect(out_time=m["T % 32"], out_packet=m["Q = 8"]).commit_trim(out_packet=m["Q = 8"]).commit_view(window))
+    got = dst.to_tensor().to_numpy("T Q")
+    assert np.array_equal(got[:, :8], x) and np.all(got[:, 8:] == -1)
