@@ -138,3 +138,22 @@ def test_view_moves_check_their_destination() -> None:
     with pytest.raises(tcp.LayoutError, match="to_hbm_view writes into a write view, got a HbmView") as info:
         src.view().to_hbm_view(src.view())  # type: ignore[arg-type]
     assert info.value.rule == "NotAWriteView"
+
+
+def test_a_padded_view_streams_its_cells_and_reads_no_padding_as_data(evaluator: str) -> None:
+    """`pad` re-declares a view's cells with one outermost padding factor: a fetch of the padded view's live
+    part reads the tensor; the padding past the tensor is Top (undefined) in a read view."""
+    dev = tcp.Device()
+    W = tcp.axis("W", 16)
+    x = np.arange(16, dtype=np.float32)
+    dm = tcp.DmTensor[tcp.f32, Chip, m["1"], m["1 # 64"], m["W"]](tcp.Tensor(x, [W]))
+    padded = dm.view().pad(element=m["W # 32"])
+    assert padded.layout["Element"] == m["W # 32"]
+    stream = dev.main.begin(padded).fetch(out_time=m["W # 32 / 8"], out_packet=m["W # 32 % 8"])
+    assert np.array_equal(stream.to_tensor().to_numpy("W"), x)
+    with pytest.raises(tcp.LayoutError, match=r"pad: the padded view W % 8 \(8 cells\) is narrower than the view W \(16 cells\)") as info:
+        dm.view().pad(element=m["W = 8"])
+    assert (info.value.stage, info.value.rule) == ("pad", "NarrowerView")
+    with pytest.raises(tcp.LayoutError) as info:
+        dm.view_mut().pad(element=m["W # 32"])
+    assert (info.value.stage, info.value.rule) == ("pad", "UnexpectedView")

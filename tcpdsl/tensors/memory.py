@@ -121,10 +121,15 @@ class _View(FlowTensor):
 
     @classmethod
     def _window(cls, spec: Spec, parent: FlowTensor, offset: int) -> Any:
-        out = cls._of_flow(spec, window_flow(parent._flow, spec, offset))
+        out = cls._of_flow(spec, window_flow(parent._flow, parent._spec.layout("Element").size, spec, offset))
         out._parent = parent
         out._offset = offset
         return out
+
+    def _pad(self, element: object) -> Any:
+        args = self._mappings(Stage.PAD, element=element)
+        spec, _ = self._compose(Stage.PAD, args)
+        return type(self)._window(spec, self._parent, self._offset)
 
     def _tile(self, start: object, index: object, len: object, element: object) -> Any:
         args = self._mappings(Stage.TILE, index=index, element=element)
@@ -161,6 +166,10 @@ class DmView(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         """A window of ``len`` values of the digit ``index`` from ``start`` (docs/stage-rules.md §4.1)."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
 
+    def pad(self, *, element: object) -> DmView[D, ChipT, ClusterT, SliceT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
+
     def to_dm_view(self, dst: DmViewMut[D, Any, Any, Any, Any], /) -> DmTensor[D, Any, Any, Any, Any]:
         """A DMA move of this view into a write view of a DM tensor; returns that tensor (§4.1)."""
         return self._move_into(Stage.TO_DM_VIEW, dst, DmViewMut)  # type: ignore[no-any-return]
@@ -184,6 +193,10 @@ class DmViewMut(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         """A window of ``len`` values of the digit ``index`` from ``start``; the rest is never written."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
 
+    def pad(self, *, element: object) -> DmViewMut[D, ChipT, ClusterT, SliceT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
+
 
 class HbmView(_View, Generic[D, ChipT, ElementT]):
     """A read view of an HBM tensor (its holes are Top padding)."""
@@ -197,6 +210,10 @@ class HbmView(_View, Generic[D, ChipT, ElementT]):
     def tile(self, start: int, /, *, index: object, element: object, len: int) -> HbmView[D, ChipT, Any]:
         """A window of ``len`` values of the digit ``index`` from ``start`` (docs/stage-rules.md §4.1)."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+    def pad(self, *, element: object) -> HbmView[D, ChipT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
 
     def to_dm_view(self, dst: DmViewMut[D, Any, Any, Any, Any], /) -> DmTensor[D, Any, Any, Any, Any]:
         """A DMA move of this view into a write view of a DM tensor; returns that tensor (§4.1)."""
@@ -219,6 +236,10 @@ class HbmViewMut(_View, Generic[D, ChipT, ElementT]):
     def tile(self, start: int, /, *, index: object, element: object, len: int) -> HbmViewMut[D, ChipT, Any]:
         """A window of ``len`` values of the digit ``index`` from ``start``; the rest is never written."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+    def pad(self, *, element: object) -> HbmViewMut[D, ChipT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
 
 
 class VrfTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):

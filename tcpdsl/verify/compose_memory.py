@@ -11,7 +11,7 @@ from tcpdsl.verify.dma import DmaParams, verify_to_dm, verify_to_hbm
 from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, TensorType, check_type
 from tcpdsl.verify.memory import Tier
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.views import tile_stride, verify_reshape, verify_tile
+from tcpdsl.verify.views import tile_stride, verify_pad, verify_reshape, verify_tile
 
 
 @dataclass(frozen=True)
@@ -95,3 +95,11 @@ def to_hbm_view(src: TensorType, dst: TensorType) -> tuple[TensorType, DmaParams
     """``view.to_hbm_view(dst)``: a DMA move into a write view of an HBM tensor (§4.1)."""
     _view_move(Stage.TO_HBM_VIEW, src, dst, (HBM_VIEW_MUT,))
     return dst, verify_to_hbm(src.dtype, source=tier(src), element=dst.layout("Element"), view=True)
+
+
+def pad(src: TensorType, *, element: Mapping) -> tuple[TensorType, None]:
+    """``view.pad(element=)``: the same cells with one outermost padding factor added, Top in a read view,
+    Bottom in a write view (§4.1)."""
+    write = src.family in (DM_VIEW_MUT, HBM_VIEW_MUT)
+    verify_pad(src.layout("Element"), element=element, write=write)
+    return check_type(src.family, src.dtypes, (*src.layouts[:-1], element)), None

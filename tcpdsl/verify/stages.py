@@ -121,6 +121,9 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.TILE, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
             options=("len",), positional=("start",),
         ),
+        StageRow(
+            Stage.PAD, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("element",), compose_memory.pad, "4.1",
+        ),
     )
 }
 
@@ -129,7 +132,6 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.PAD,
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
