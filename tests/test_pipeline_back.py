@@ -310,3 +310,36 @@ def test_commit_view_bottom_pad(evaluator: str) -> None:
      .collect(out_time=m["T % 32"], out_packet=m["Q = 8"]).commit_trim(out_packet=m["Q = 8"]).commit_view(window))
     got = dst.to_tensor().to_numpy("T Q")
     assert np.array_equal(got[:, :8], x) and np.all(got[:, 8:] == -1)
+
+
+@pytest.mark.parametrize(("time", "trimmed", "element", "axes"), [
+    ("Ai", "Ni", "Ai, Ni", "Ai Ni"),  # full_trim_then_commit
+    ("Ai", "Ni # 16", "Ai, Ni # 16", "Ai Ni"),  # partial_trim_then_commit
+    ("Ai, Bi", "Ni", "Bi, Ai, Ni", "Ai Bi Ni"),  # time_transpose
+    ("Ai, Ci # 8", "Ni", "Ai, Ci # 8, Ni", "Ai Ci Ni"),  # time padding landing in DM padding
+])
+def test_commit_unit_cases(evaluator: str, time: str, trimmed: str, element: str, axes: str) -> None:
+    """std commit.rs: i8 packets `N # 32` (N=8, A=4, B=3, C=4) trimmed and committed, on both evaluators."""
+    Ai, Bi, Ci, Ni = tcp.axis("Ai", 4), tcp.axis("Bi", 3), tcp.axis("Ci", 4), tcp.axis("Ni", 8)  # named in m[...]
+    sizes = {"Ai": 4, "Bi": 3, "Ci": 4, "Ni": 8}
+    shape = tuple(sizes[a] for a in axes.split())
+    x = np.arange(int(np.prod(shape))).reshape(shape) % 100
+    s = tcp.CollectTensor[tcp.i8, Chip, Cluster, m["1 # 256"], m[time], m["Ni # 32"]](dev.main, tcp.Tensor(x, axes))
+    out = s.commit_trim(out_packet=m[trimmed]).commit(element=m[element])
+    assert np.array_equal(out.to_tensor().to_numpy(axes), x)
+
+
+def test_book_register_stores(evaluator: str) -> None:
+    """The register files chapter: i8 B=32 fetched into the TRF, i32 B=64 stored into the VRF."""
+    Bt, Bv, Lt = tcp.axis("Bt", 32), tcp.axis("Bv", 64), tcp.axis("Lt", 8)
+    w = np.random.default_rng(8).integers(-128, 128, (8, 32))
+    dm = tcp.DmTensor[tcp.i8, Chip, Cluster, m["1 # 256"], m["Lt, Bt"]](tcp.Tensor(w, [Lt, Bt]))
+    trf = (dev.sub.begin(dm.view()).fetch(out_time=m["Lt"], out_packet=m["Bt"])
+           .collect(out_time=m["Lt"], out_packet=m["Bt"]).to_trf(lane=m["Lt"], element=m["Bt"]))
+    assert np.array_equal(trf.to_tensor().to_numpy("Lt Bt"), w)
+    v = np.arange(64) * 3
+    ints = tcp.DmTensor[tcp.i32, Chip, Cluster, m["1 # 256"], m["Bv"]](tcp.Tensor(v, [Bv]))
+    vrf = (dev.sub.begin(ints.view()).fetch(out_time=m["Bv / 8"], out_packet=m["Bv % 8"])
+           .collect(out_time=m["Bv / 8"], out_packet=m["Bv % 8"]).to_vrf(element=m["Bv"]))
+    assert vrf.flow.steps[-1].params.bytes == 256
+    assert np.array_equal(vrf.to_tensor().to_numpy("Bv"), v)

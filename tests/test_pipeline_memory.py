@@ -102,7 +102,6 @@ def test_a_dm_tensor_past_its_capacity_is_refused() -> None:
     with pytest.raises(tcp.LayoutError) as info:
         tcp.DmTensor[tcp.bf16, Chip, m["1"], m["1 # 64"], m["Big"]]
     assert (info.value.stage, info.value.rule) == ("DmTensor", "Capacity")
-    del Big
 
 
 def test_embedding_row_into_an_hbm_view(evaluator: str) -> None:
