@@ -343,3 +343,29 @@ def test_book_register_stores(evaluator: str) -> None:
            .collect(out_time=m["Bv / 8"], out_packet=m["Bv % 8"]).to_vrf(element=m["Bv"]))
     assert vrf.flow.steps[-1].params.bytes == 256
     assert np.array_equal(vrf.to_tensor().to_numpy("Bv"), v)
+
+
+Xs = tcp.axis("Xs", 32)
+Halves = tcp.DmTensor[tcp.bf16, Chip, Cluster, m["1 # 256"], m["M, Xs"]]
+
+
+@tcp.kernel
+def swap_halves(src: Halves, dst: Halves) -> object:
+    for start, other in ((0, 16), (16, 0)):
+        read = src.view().tile(start, index=m["Xs"], len=16, element=m["M, Xs % 16 # 32"])
+        write = dst.view_mut().tile(other, index=m["Xs"], len=16, element=m["M, Xs % 16 #{!} 32"])
+        (dev.main.begin(read).fetch(out_time=m["M"], out_packet=m["Xs % 16"])
+         .collect(out_time=m["M"], out_packet=m["Xs % 16"]).commit_trim(out_packet=m["Xs % 16"]).commit_view(write))
+    return dst
+
+
+@pytest.mark.parametrize("name", ["fused", "simulate"])
+def test_the_oracle_follows_tiles_and_writes_into_windows(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert tcp.try_kernel(swap_halves, seed=1, evaluator=name).status == "PASS"
+    import tcpdsl.tensors.stream as stream
+
+    shifted = stream.write_window
+    monkeypatch.setattr(stream, "write_window", lambda parent, written, element, offset, mapping: shifted(
+        parent, written, element, 16 - offset, mapping))
+    broken = tcp.try_kernel(swap_halves, seed=1, evaluator=name)
+    assert broken.status == "FAIL" and "result differs from the oracle" in str(broken)

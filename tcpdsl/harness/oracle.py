@@ -20,12 +20,15 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Mapping, Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.flow import Flow, Window, Written
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.logical import Tensor, axis_names
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.term_arrays import same_digits
@@ -120,7 +123,7 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)
     flow = getattr(result, "flow", None)
-    if isinstance(flow, Flow) and flow.steps:
+    if isinstance(flow, Flow) and (flow.steps or not isinstance(flow.root.source, Tensor)):
         return _check_flow(result, flow)
     to_tensor = getattr(result, "to_tensor", None)
     if to_tensor is None:
@@ -162,8 +165,11 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
         scale = np.abs(expected.astype(np.float64))
     elif isinstance(root.source, Flow):
         expected, terms, scale, exact = _flow_expected(root.source)
+    elif isinstance(root.source, (Window, Written)):
+        expected, scale, exact = _windowed(root.source, root.mapping, root.terms)
+        terms = root.terms
     else:
-        raise LayoutError(_STAGE, "NoOracle", "the stream starts from a tile of another tensor, which the oracle does not follow")
+        raise LayoutError(_STAGE, "NoOracle", "the stream starts from data the oracle does not follow")
     dtype = root.dtype
     for step in flow.steps:
         if step.relu:
@@ -173,6 +179,41 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
             if not exact:
                 scale = scale + _ROUNDING.get(dtype, 0.0) * np.abs(expected.astype(np.float64)) * 1e5
     return expected, terms, scale, exact
+
+
+def _laid(flow: Flow) -> tuple[Array, Array, bool]:
+    """A flow's expected values and error scale laid out on its last mapping (padding 0)."""
+    expected, terms, scale, exact = _flow_expected(flow)
+    out = []
+    for values in (expected, scale):
+        held, axes = coordinate_array(np.asarray(values), terms)
+        out.append(to_physical(held, axes, flow.mapping, 0))
+    return out[0], out[1], exact
+
+
+def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Term, ...]) -> tuple[Array, Array, bool]:
+    """The expected values over ``terms`` of a window of a tensor, or of a tensor after a write into a window:
+    Element cell ``p`` of the window is cell ``p + offset`` of the tensor."""
+    values, scale, exact = _laid(source.parent)
+    element, offset = source.element, source.offset
+    if isinstance(source, Window):
+        slices = values.reshape(-1, element).shape[0]
+        size = mapping.size // slices
+        cut = min(size, element - offset)
+        window = [np.zeros((slices, size), dtype=a.dtype) for a in (values, scale)]
+        for target, full in zip(window, (values, scale)):
+            target[:, :cut] = full.reshape(-1, element)[:, offset : offset + cut]
+        return to_terms(window[0], mapping, terms), to_terms(window[1], mapping, terms), exact
+    new, new_scale, new_exact = _laid(source.written)
+    target_mapping = source.written.mapping
+    size = target_mapping.size // values.reshape(-1, element).shape[0]
+    rows, cols = np.nonzero(plan(target_mapping).live.reshape(-1, size))
+    out = []
+    for full, part in ((values, new), (scale, new_scale)):
+        grid = full.reshape(-1, element).copy()
+        grid[rows, cols + offset] = part.reshape(-1, size)[rows, cols].astype(grid.dtype)
+        out.append(to_terms(grid.reshape(-1), mapping, terms))
+    return out[0], out[1], exact and new_exact
 
 
 def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleCheck:

@@ -41,9 +41,30 @@ class Root:
     fixed: tuple[Fixed, ...]
     logical: Callable[[str], Array] = field(repr=False)
     physical: Callable[[str], Buffer] | None = field(default=None, repr=False)
-    # What an independent check starts from: the logical tensor laid out, or the contraction chain
-    # (None when the root is computed from another flow, such as a window of a tensor).
+    # What an independent check starts from: the logical tensor laid out, the contraction chain, the
+    # flow of a whole view's tensor, or a Window / Written of another flow.
     source: object = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Window:
+    """A root that is a window of ``parent``'s last position (``element`` cells per slice): Element cell
+    ``p`` of the window is cell ``p + offset`` of the parent."""
+
+    parent: Flow
+    element: int
+    offset: int
+
+
+@dataclass(frozen=True, eq=False)
+class Written:
+    """A root that is ``parent`` after ``written`` (a flow ending on a window ``offset`` cells in) wrote
+    the window's live cells."""
+
+    parent: Flow
+    written: Flow
+    element: int
+    offset: int
 
 
 @dataclass(frozen=True, eq=False)

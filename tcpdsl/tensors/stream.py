@@ -14,7 +14,7 @@ from typing import Any
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Buffer, Flow, Root, Step
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.numerics.transfer import to_terms
@@ -62,7 +62,7 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
     whole = offset == 0 and spec.mapping == parent.mapping
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
     return Flow(Root(spec.mapping, dtype, terms, fixed, lambda name: to_terms(physical(name)[0], spec.mapping, terms),
-                     physical, source=parent if whole else None))
+                     physical, source=parent if whole else Window(parent, element, offset)))
 
 
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
@@ -74,7 +74,8 @@ def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow
         return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
 
     return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
-                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical))
+                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical,
+                     source=Written(parent, written, element, offset)))
 
 
 class FlowTensor(TensorBase):
