@@ -44,6 +44,19 @@ from tcpdsl.tensors.results import ContractPacketTensor as ContractPacketTensor
 from tcpdsl.tensors.results import ContractTensor as ContractTensor
 from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
 from tcpdsl.tensors.sources import TrfTensor as TrfTensor
+from tcpdsl.tensors.memory import DmTensor as DmTensor
+from tcpdsl.tensors.memory import DmView as DmView
+from tcpdsl.tensors.memory import DmViewMut as DmViewMut
+from tcpdsl.tensors.memory import HbmTensor as HbmTensor
+from tcpdsl.tensors.memory import HbmView as HbmView
+from tcpdsl.tensors.memory import HbmViewMut as HbmViewMut
+from tcpdsl.tensors.memory import VrfTensor as VrfTensor
+from tcpdsl.tensors.front import BeginTensor as BeginTensor
+from tcpdsl.tensors.front import FetchTensor as FetchTensor
+from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
+from tcpdsl.tensors.back import CastTensor as CastTensor
+from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
+from tcpdsl.tensors.back import CommitCastTensor as CommitCastTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 
 __version__: str
@@ -59,9 +72,11 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
-    "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
-    "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
-    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
-    "m", "mx", "parse", "search", "search_chain", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitCastTensor", "CommitTrimTensor",
+    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor",
+    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "HbmView", "HbmViewMut",
+    "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind",
+    "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact",
+    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m",
+    "mx", "parse", "search", "search_chain", "try_kernel", "__version__",
 ]

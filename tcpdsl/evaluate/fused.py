@@ -28,9 +28,13 @@ from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_s
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
+from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.moves import lay_out
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
-from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.verify.stage import Stage
 
@@ -206,3 +210,18 @@ class FusedEvaluator:
             return to_terms(self.run(chain), found.target, found.terms)
         stream, weight = chain.stream, chain.weight
         return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)
+
+    def flow_logical(self, flow: Flow) -> Array:
+        """A stream's values over its root's terms (docs/runtime.md §4)."""
+        return fused_logical(flow, self.name)
+
+    def flow_buffer(self, flow: Flow) -> Buffer:
+        """A stream's values laid out on its last mapping with its poison mask (Top padding)."""
+        root = flow.root
+        return lay_out(fused_logical(flow, self.name), root.terms, flow.mapping, flow.dtype)
+
+    def flow_physical(self, flow: Flow) -> Array:
+        """A stream's values laid out on its last mapping, padding 0."""
+        values = fused_logical(flow, self.name)
+        held, axes = coordinate_array(values, flow.root.terms)
+        return to_physical(held, axes, flow.mapping, 0)

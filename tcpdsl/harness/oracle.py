@@ -15,15 +15,22 @@ import string
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.algebra import Mapping, Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow, Window, Written
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.logical import Tensor, axis_names
+from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.term_arrays import same_digits
 from tcpdsl.numerics.term_arrays import rearrange
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
@@ -115,6 +122,9 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         exact = np.asarray(actual_tensor.values).dtype.kind in "iu"
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)
+    flow = getattr(result, "flow", None)
+    if isinstance(flow, Flow) and (flow.steps or not isinstance(flow.root.source, Tensor)):
+        return _check_flow(result, flow)
     to_tensor = getattr(result, "to_tensor", None)
     if to_tensor is None:
         raise LayoutError(_STAGE, "NotATensor", f"cannot check a {type(result).__name__} against the oracle")
@@ -125,6 +135,85 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
     source = inputs[0]
     expected = np.array(rearrange(source.values, source.terms, actual_tensor.terms))
     return _compare(actual_tensor, expected, np.abs(expected.astype(np.float64)))
+
+
+# The relative error one rounding to a float dtype may add to a result that is not exact.
+_ROUNDING: Final = {"bf16": 2.0**-8, "f8e4m3": 2.0**-3, "f8e5m2": 2.0**-2, "f32": 2.0**-23}
+
+
+def _check_flow(result: object, flow: Flow) -> OracleCheck:
+    """A stream or memory tensor: its root's values (the input laid out, or the chain's fold) with the
+    RNGD cast of each change of dtype applied in turn; moves change no value (docs/runtime.md §4)."""
+    expected, terms, scale, exact = _flow_expected(flow)
+    actual_tensor = result.to_tensor()  # type: ignore[attr-defined]
+    if not same_digits(terms, actual_tensor.terms):
+        raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+    expected = np.array(rearrange(expected, terms, actual_tensor.terms))
+    scale = np.array(rearrange(scale, terms, actual_tensor.terms))
+    return _compare(actual_tensor, expected, scale)
+
+
+def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
+    """The values a flow's last position holds, over the terms of its origin, with the scale of their error."""
+    root = flow.root
+    if isinstance(root.source, Chain):
+        expected, terms = chain_oracle.expected(root.source)
+        scale = np.abs(chain_oracle.expected(root.source, magnitude=True)[0].astype(np.float64))
+        exact = np.asarray(expected).dtype.kind in "iu"
+    elif isinstance(root.source, Tensor):
+        expected, terms, exact = np.asarray(root.source.values), root.source.terms, True
+        scale = np.abs(expected.astype(np.float64))
+    elif isinstance(root.source, Flow):
+        expected, terms, scale, exact = _flow_expected(root.source)
+    elif isinstance(root.source, (Window, Written)):
+        expected, scale, exact = _windowed(root.source, root.mapping, root.terms)
+        terms = root.terms
+    else:
+        raise LayoutError(_STAGE, "NoOracle", "the stream starts from data the oracle does not follow")
+    dtype = root.dtype
+    for step in flow.steps:
+        if step.relu:
+            expected = np.fmax(expected, 0)
+        if step.dtype != dtype:
+            expected, dtype = cast(expected, step.dtype), step.dtype
+            if not exact:
+                scale = scale + _ROUNDING.get(dtype, 0.0) * np.abs(expected.astype(np.float64)) * 1e5
+    return expected, terms, scale, exact
+
+
+def _laid(flow: Flow) -> tuple[Array, Array, bool]:
+    """A flow's expected values and error scale laid out on its last mapping (padding 0)."""
+    expected, terms, scale, exact = _flow_expected(flow)
+    out = []
+    for values in (expected, scale):
+        held, axes = coordinate_array(np.asarray(values), terms)
+        out.append(to_physical(held, axes, flow.mapping, 0))
+    return out[0], out[1], exact
+
+
+def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Term, ...]) -> tuple[Array, Array, bool]:
+    """The expected values over ``terms`` of a window of a tensor, or of a tensor after a write into a window:
+    Element cell ``p`` of the window is cell ``p + offset`` of the tensor."""
+    values, scale, exact = _laid(source.parent)
+    element, offset = source.element, source.offset
+    if isinstance(source, Window):
+        slices = values.reshape(-1, element).shape[0]
+        size = mapping.size // slices
+        cut = min(size, element - offset)
+        window = [np.zeros((slices, size), dtype=a.dtype) for a in (values, scale)]
+        for target, full in zip(window, (values, scale)):
+            target[:, :cut] = full.reshape(-1, element)[:, offset : offset + cut]
+        return to_terms(window[0], mapping, terms), to_terms(window[1], mapping, terms), exact
+    new, new_scale, new_exact = _laid(source.written)
+    target_mapping = source.written.mapping
+    size = target_mapping.size // values.reshape(-1, element).shape[0]
+    rows, cols = np.nonzero(plan(target_mapping).live.reshape(-1, size))
+    out = []
+    for full, part in ((values, new), (scale, new_scale)):
+        grid = full.reshape(-1, element).copy()
+        grid[rows, cols + offset] = part.reshape(-1, size)[rows, cols].astype(grid.dtype)
+        out.append(to_terms(grid.reshape(-1), mapping, terms))
+    return out[0], out[1], exact and new_exact
 
 
 def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleCheck:

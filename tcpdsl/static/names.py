@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import COLLECT, FAMILIES, TRF, Family
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
+from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, TRF, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -20,17 +21,38 @@ FACADE: Final = "tcpdsl"
 MAPPING_FORM: Final = "m"
 
 
-SOURCE_FAMILIES: Final = frozenset({COLLECT, TRF})
+# The module defining each family's class; the contraction results are in RESULTS_MODULE.
+_MODULES: Final = {
+    COLLECT: SOURCES_MODULE,
+    TRF: SOURCES_MODULE,
+    DM: "tcpdsl.tensors.memory",
+    HBM: "tcpdsl.tensors.memory",
+    HBM_VIEW: "tcpdsl.tensors.memory",
+    HBM_VIEW_MUT: "tcpdsl.tensors.memory",
+    DM_VIEW: "tcpdsl.tensors.memory",
+    DM_VIEW_MUT: "tcpdsl.tensors.memory",
+    VRF: "tcpdsl.tensors.memory",
+    BEGIN: "tcpdsl.tensors.front",
+    FETCH: "tcpdsl.tensors.front",
+    FETCH_CAST: "tcpdsl.tensors.front",
+    CAST: "tcpdsl.tensors.back",
+    COMMIT_TRIM: "tcpdsl.tensors.back",
+    COMMIT_CAST: "tcpdsl.tensors.back",
+}
+# Where stage methods that are not their receiver's are defined (StageRow.method_of).
+_OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}
 
 
 def fullname(family: Family) -> str:
     """Where the runtime defines a family's class."""
-    return f"{SOURCES_MODULE if family in SOURCE_FAMILIES else RESULTS_MODULE}.{family.name}"
+    return f"{_MODULES.get(family, RESULTS_MODULE)}.{family.name}"
 
 
 TENSOR_CLASSES: Final = {fullname(f): f for f in FAMILIES.values()}
 
 # Stage methods, from the stage table: "<defining class>.<method>" -> the stage.
 STAGE_METHODS: Final[dict[str, Stage]] = {
-    f"{fullname(family)}.{row.stage}": row.stage for row in STAGES.values() for family in row.receivers
+    f"{_OWNERS[row.method_of] if row.method_of else fullname(family)}.{row.stage}": row.stage
+    for row in STAGES.values()
+    for family in row.receivers
 }

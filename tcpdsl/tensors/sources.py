@@ -11,19 +11,25 @@ from typing import Any, Generic, TypeVar, overload
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
-from tcpdsl.tensors.base import unspecialised
+from tcpdsl.tensors.base import lay_out_logical, unspecialised
+from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.tensors.device import TuContext
+from tcpdsl.numerics.flow import Flow
+from tcpdsl.tensors import back
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
+from tcpdsl.tensors.memory import VrfTensor
+from tcpdsl.tensors.stream import root_of, step_of
+from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.fit import check_fit
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
-from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
+from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
+from tcpdsl.verify.collect import CollectParams
 from tcpdsl.verify.params import TrfParams
 from tcpdsl.verify.stage import Stage
 
@@ -32,6 +38,7 @@ _Int4Stream = TypeVar("_Int4Stream", i4, i5)
 _Int4Weight = TypeVar("_Int4Weight", i4, i5)
 _Int8Stream = TypeVar("_Int8Stream", i8, i9)
 _Int8Weight = TypeVar("_Int8Weight", i8, i9)
+_Out = TypeVar("_Out", bound=Scalar)
 
 
 def _place(spec: Spec, context: TuContext, stage: str) -> None:
@@ -41,33 +48,34 @@ def _place(spec: Spec, context: TuContext, stage: str) -> None:
     check_placement(stage, chip=chip, cluster=cluster, slice_=slice_, chips=topology.chips, pes=topology.pes)
 
 
-def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
-    """Check ``tensor`` against a source layout and cast it to the dtype."""
-    if not isinstance(tensor, Tensor):
-        raise LayoutError(
-            stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
-            hint="wrap the array: tcp.Tensor(array, \"A B\")",
-        )
-    check_fit(tensor, spec.mapping, stage)
-    return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
-
-
 class SourceTensor(TensorBase):
     """A tensor holding data: a collected stream, or TRF weights."""
 
-    __slots__ = ("_tensor", "_context", "_trf_params")
-    _tensor: Tensor
+    __slots__ = ("_held", "_flow", "_context", "_trf_params")
+    _held: Tensor | None
+    _flow: Flow | None  # the stream that produced it (collect), read on first use
     _context: TuContext | None
     _trf_params: TrfParams | None
 
     @classmethod
-    def _make(cls, spec: Spec, tensor: Tensor, context: TuContext | None, trf: TrfParams | None = None) -> Any:
+    def _make(cls, spec: Spec, tensor: Tensor | None, context: TuContext | None, trf: TrfParams | None = None,
+              flow: Flow | None = None) -> Any:
         out = object.__new__(cls)
         out._spec = spec
-        out._tensor = tensor
+        out._held = tensor
+        out._flow = flow
         out._context = context
         out._trf_params = trf
         return out
+
+    @property
+    def _tensor(self) -> Tensor:
+        """The logical tensor; a collected stream's is computed by the selected evaluator when first read."""
+        if self._held is None:
+            assert self._flow is not None
+            root = self._flow.root
+            self._held = Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
+        return self._held
 
     @property
     def context(self) -> TuContext | None:
@@ -112,11 +120,33 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
                 "CollectTensor", "NotAContext", f"expected a device context such as dev.main, got {type(context).__name__}",
             )
         _place(spec, context, "CollectTensor")
-        return CollectTensor._make(spec, _layout_logical(spec, tensor, "CollectTensor"), context)
+        return CollectTensor._make(spec, lay_out_logical(spec, tensor, "CollectTensor"), context)
+
+    @classmethod
+    def _collected(cls, spec: Spec, flow: Flow, params: CollectParams) -> Any:
+        """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
+        return cls._make(spec, None, None, flow=flow.then(step_of(Stage.COLLECT, spec, params)))
+
+    @property
+    def flow(self) -> Flow:
+        """The stream as a flow: the one ``collect`` produced, or this tensor's data laid out."""
+        return self._flow if self._flow is not None else root_of(self._spec, self._tensor)
 
     @property
     def time(self) -> Mapping:
         return self._spec.layout("Time")
+
+    def to_vrf(self, *, element: object) -> VrfTensor[D, ChipT, ClusterT, SliceT, Any]:
+        """Store this stream into the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
+        return back.to_vrf(self, self.flow, element)  # type: ignore[no-any-return]
+
+    def cast(self, dtype: type[_Out], /, *, out_packet: object) -> CastTensor[_Out, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Narrow each flit on the cast engine (docs/stage-rules.md §4.7)."""
+        return back.cast(self, self.flow, dtype, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return back.trim(self, self.flow, out_packet)  # type: ignore[no-any-return]
 
     @property
     def packet(self) -> Mapping:
@@ -230,7 +260,7 @@ class TrfTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, LaneT, Element
             )
         if context is not None:
             _place(spec, context, "TrfTensor")
-        return TrfTensor._make(spec, _layout_logical(spec, args[-1], "TrfTensor"), context)
+        return TrfTensor._make(spec, lay_out_logical(spec, args[-1], "TrfTensor"), context)
 
     @property
     def lane(self) -> Mapping:

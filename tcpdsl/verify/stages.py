@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose
-from tcpdsl.verify.families import COLLECT, CONTRACT, OUTER, PACKET, TIME, TRF, Family, TensorType
+from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, TIME, TRF, VRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -30,19 +31,33 @@ class StageRow:
 
     stage: Stage  # the method name, which LayoutError.stage also carries
     receivers: tuple[Family, ...]  # the families the method belongs to
-    result: Family
+    result: Family | None  # None: the receiver's family (a tile of a read view is a read view)
     mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
     compose: Composer = field(repr=False)
     section: str  # of docs/stage-rules.md
     options: tuple[str, ...] = ()  # other keyword arguments the composer takes from the call
     operands: tuple[tuple[str, Family], ...] = ()  # tensors passed besides the receiver, by name
     carried: tuple[str, ...] = ()  # composer arguments taken from earlier stages, not from the call
+    # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
+    # tensor-unit context that takes the DM view (its receiver family) as its argument.
+    method_of: str | None = None
+    # Arguments passed positionally before any operand, by the composer's names: the target dtype of
+    # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``.
+    positional: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()  # mappings a call may leave out, for the composer's default
+
+    def returns(self, receiver: Family) -> Family:
+        """The family the method returns when called on ``receiver``."""
+        return receiver if self.result is None else self.result
 
     @property
     def keywords(self) -> tuple[str, ...]:
         """The keyword arguments of the method, in order."""
         return self.mappings + self.options
 
+
+# Where ``begin`` is defined: a tensor-unit context, ``dev.main`` or ``dev.sub``.
+CONTEXT: Final = "TuContext"
 
 STAGES: Final[dict[Stage, StageRow]] = {
     row.stage: row
@@ -58,6 +73,57 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.CONTRACT_LANE, (TIME,), CONTRACT, ("out_time", "out_packet"), compose.contract_lane, "2.7",
             options=("mode",), carried=("pre_reduce_time",),
         ),
+        # The stream front (docs/architecture.md, "Adding a stream stage").
+        StageRow(Stage.BEGIN, (DM_VIEW,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
+        StageRow(
+            Stage.FETCH, (BEGIN,), FETCH, ("out_time", "out_packet"), compose_front.fetch, "4.3",
+            carried=("context",),
+        ),
+        StageRow(
+            Stage.FETCH_CAST, (FETCH,), FETCH_CAST, (), compose_back.fetch_cast, "4.4", carried=("read_size",),
+            positional=("dtype",),
+        ),
+        StageRow(Stage.COLLECT, (FETCH, FETCH_CAST), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
+        StageRow(Stage.CAST, (COLLECT, CONTRACT), CAST, ("out_packet",), compose_back.cast, "4.7",
+                 positional=("dtype",)),
+        StageRow(Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST), COMMIT_TRIM, ("out_packet",), compose_back.commit_trim,
+                 "4.8"),
+        StageRow(
+            Stage.COMMIT_CAST, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast, "4.8", carried=("context",),
+            positional=("dtype",),
+        ),
+        StageRow(
+            Stage.COMMIT_CAST_RELU, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast_relu, "4.8",
+            carried=("context",), positional=("dtype",),
+        ),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM, COMMIT_CAST), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM, COMMIT_CAST), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            carried=("context",),
+        ),
+        # Memory: DMA moves and views (docs/stage-rules.md §4.1).
+        StageRow(
+            Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1",
+            optional=("cluster",),
+        ),
+        StageRow(
+            Stage.TO_DM_VIEW, (DM_VIEW, HBM_VIEW), DM, (), compose_memory.to_dm_view, "4.1",
+            operands=(("dst", DM_VIEW_MUT),),
+        ),
+        StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
+        StageRow(
+            Stage.TO_HBM_VIEW, (DM_VIEW, HBM_VIEW), HBM, (), compose_memory.to_hbm_view, "4.1",
+            operands=(("dst", HBM_VIEW_MUT),),
+        ),
+        StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
+        StageRow(
+            Stage.TILE, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
+            options=("len",), positional=("start",),
+        ),
+        StageRow(
+            Stage.PAD, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("element",), compose_memory.pad, "4.1",
+        ),
     )
 }
 
@@ -66,28 +132,17 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.BEGIN,
-    Stage.FETCH,
-    Stage.FETCH_CAST,
-    Stage.COLLECT,
-    Stage.TO_VRF,
-    Stage.CAST,
-    Stage.COMMIT_TRIM,
-    Stage.COMMIT_CAST,
-    Stage.COMMIT_CAST_RELU,
-    Stage.COMMIT,
-    Stage.COMMIT_VIEW,
-    Stage.TO_DM,
-    Stage.TO_DM_VIEW,
-    Stage.TO_HBM,
-    Stage.TO_HBM_VIEW,
-    Stage.RESHAPE,
-    Stage.TILE,
-    Stage.PAD,
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
+# The stream front in the order its stages run.
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.FETCH_CAST, Stage.COLLECT)
+_BACK: Final = (Stage.CAST, Stage.COMMIT_TRIM, Stage.COMMIT)
+
+
+def _order(stage: Stage) -> tuple[Stage, ...]:
+    return next((order for order in (_FRONT, _BACK) if stage in order), _CHAIN)
 
 
 def check_receiver(stage: Stage, src: TensorType) -> None:
@@ -97,7 +152,7 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
         receivers = " or ".join(f.name for f in row.receivers)
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(_CHAIN)}",
+            hint=f"call the stages in order: {' -> '.join(_order(stage))}",
         )
 
 

@@ -1,0 +1,96 @@
+"""The one physical move of the stream engines: a buffer over mapping A to a buffer over mapping B,
+cell by cell through the logical coordinates each cell holds (docs/runtime.md §4).
+
+Every engine outside the contraction chain moves cells this way (fetch, collect, commit, DMA, ...):
+a live cell of B takes the value of a live cell of A holding the same element; Top padding of B is
+poisoned, Zero padding is zero, and a live cell of B whose element A does not hold, or holds
+poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD casts of
+:func:`convert`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.algebra import Mapping, PaddingKind, Term
+from tcpdsl.numerics.flow import Buffer
+from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.scalars import cast, poison, widen
+from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical, to_terms
+
+Array = npt.NDArray[Any]
+Mask = npt.NDArray[np.uint8]
+
+
+def convert(values: Array, frm: str, to: str) -> Array:
+    """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2)."""
+    if frm == to:
+        return values
+    return cast(widen(values, frm), to)
+
+
+def lay_out(values: Array, terms: tuple[Term, ...], mapping: Mapping, dtype: str) -> Buffer:
+    """Logical values over ``terms`` laid out on ``mapping``: Top and Bottom padding poisoned, Zero padding 0."""
+    held, axes = coordinate_array(values, terms)
+    buffer = to_physical(held, axes, mapping, fill=poison(dtype), zero_fill=0)
+    defined = to_physical(np.ones(held.shape, dtype=np.uint8), axes, mapping, fill=0, zero_fill=1)
+    return buffer, (defined == 0).astype(np.uint8)
+
+
+def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Term, ...], dtype: str) -> Buffer:
+    """The buffer over ``src`` moved onto ``dst`` by logical coordinates (the elements over ``terms``).
+
+    Elements that ``src`` does not hold, or holds poisoned, arrive poisoned.
+    """
+    buffer, mask = source
+    values = to_terms(buffer, src, terms)
+    defined = to_terms((np.asarray(mask) == 0).astype(np.uint8), src, terms)
+    held, axes = coordinate_array(values, terms)
+    good, _ = coordinate_array(defined, terms)
+    # Coordinates past the last one the source holds are elements it lacks: extend to the destination's sizes.
+    sizes = dst.axis_sizes()
+    widths = [(0, max(0, sizes.get(a, n) - n)) for a, n in zip(axes, held.shape)]
+    held, good = np.pad(held, widths), np.pad(good, widths)
+    out = to_physical(held, axes, dst, fill=poison(dtype), zero_fill=0)
+    ok = to_physical(good, axes, dst, fill=0, zero_fill=1)
+    bad = ok == 0
+    out[bad & plan(dst).live] = poison(dtype)
+    return out, bad.astype(np.uint8)
+
+
+def live_poison(mask: Mask, mapping: Mapping) -> int:
+    """How many live cells of ``mapping`` hold poison."""
+    return int(np.count_nonzero(np.asarray(mask).astype(bool) & plan(mapping).live))
+
+
+
+def window(parent: Buffer, element: int, offset: int, mapping: Mapping, dtype: str) -> Buffer:
+    """The buffer of a window of ``parent`` (``element`` cells per slice): Element cell ``p`` of the window
+    is cell ``p + offset`` of the parent. The window's own holes, and cells past the parent's (a padded
+    view may reach further), are poisoned."""
+    values, mask = (np.asarray(a).reshape(-1, element) for a in parent)
+    size = mapping.size // values.shape[0]
+    out = np.full((values.shape[0], size), poison(dtype), dtype=values.dtype)
+    bad = np.ones(out.shape, dtype=np.uint8)
+    n = min(size, element - offset)
+    out[:, :n] = values[:, offset : offset + n]
+    bad[:, :n] = mask[:, offset : offset + n]
+    flat_bad = bad.reshape(-1)
+    flat_bad[plan(mapping).padding(PaddingKind.TOP, PaddingKind.BOTTOM)] = 1
+    return out.reshape(-1), flat_bad
+
+
+def write_window(parent: Buffer, written: Buffer, element: int, offset: int, mapping: Mapping) -> Buffer:
+    """``parent`` after a write into its window at ``offset`` over ``mapping``: only the window's live
+    cells are written; its Bottom padding, and every cell outside it, keeps the parent's value."""
+    values, mask = (np.asarray(a).reshape(-1, element).copy() for a in parent)
+    size = mapping.size // values.shape[0]
+    new, new_mask = (np.asarray(a).reshape(-1, size) for a in written)
+    rows, cols = np.nonzero(plan(mapping).live.reshape(-1, size))
+    values[rows, cols + offset] = new[rows, cols]
+    mask[rows, cols + offset] = new_mask[rows, cols]
+    return values.reshape(-1), mask.reshape(-1)

@@ -1,0 +1,124 @@
+"""What memory tensors and stream positions share: a lazy :class:`~tcpdsl.numerics.flow.Flow` and one step method.
+
+A stream position is a class of its own per family (docs/architecture.md, "Adding a stream stage"),
+with only the methods of the stages that may follow it. Each such method is a few lines: read the
+row's mappings (:meth:`TensorBase._mappings`), compose the row (:meth:`TensorBase._compose`), and
+:meth:`FlowTensor._advance` records the step on the flow. Values are computed by the selected
+evaluator when they are read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
+from tcpdsl.evaluate.backend import get as get_evaluator
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.moves import window, write_window
+from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.subscription import Spec
+from tcpdsl.verify.stage import Stage
+
+
+def step_of(stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False) -> Step:
+    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters."""
+    tt = spec.tensor_type
+    packets = tt.layout("Time").size if "Time" in tt.family.layouts else 1
+    layout = " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
+    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu)
+
+
+def flow_cost(flow: Flow) -> KernelCost:
+    """Each engine's cycles and the stream's total (docs/cost-model.md §4), after the chain it starts from."""
+    source = flow.root.source
+    stages = tuple(stream_stage_cost(Stage(s.stage), s.params, s.packets) for s in flow.steps)
+    return stream_cost(stages, chain_cost(source) if isinstance(source, Chain) else None)
+
+
+def root_of(spec: Spec, tensor: Tensor) -> Flow:
+    """A flow starting at ``tensor`` laid out on ``spec``'s layout (the same values for every evaluator)."""
+    values = tensor.values
+    return Flow(Root(spec.mapping, spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms, lambda name: values,
+                     source=tensor))
+
+
+def buffer_of(flow: Flow, name: str) -> Buffer:
+    """The physical buffer and poison mask of ``flow``'s last position, as the evaluator ``name`` computes it."""
+    return get_evaluator(name).flow_buffer(flow)
+
+
+def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
+    """The flow of a window (a tile, a padded view) over ``spec`` of ``parent``, whose Element has ``element``
+    cells, ``offset`` of them in."""
+    dtype = spec.tensor_type.dtype
+
+    def physical(name: str) -> Buffer:
+        return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
+
+    # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
+    whole = offset == 0 and spec.mapping == parent.mapping
+    terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
+    return Flow(Root(spec.mapping, dtype, terms, fixed, lambda name: to_terms(physical(name)[0], spec.mapping, terms),
+                     physical, source=parent if whole else Window(parent, element, offset)))
+
+
+def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
+    """``parent`` (``element`` cells per slice) after ``written``, a flow ending on a window of it ``offset``
+    cells in, is written into it."""
+    mapping, root = parent.mapping, parent.root
+
+    def physical(name: str) -> Buffer:
+        return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
+
+    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
+                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical,
+                     source=Written(parent, written, element, offset)))
+
+
+class FlowTensor(TensorBase):
+    """A tensor whose value is a flow: a memory tensor or a stream position."""
+
+    __slots__ = ("_flow",)
+    _flow: Flow
+
+    @classmethod
+    def _of_flow(cls, spec: Spec, flow: Flow) -> Any:
+        out = object.__new__(cls)
+        out._spec = spec
+        out._flow = flow
+        return out
+
+    @property
+    def flow(self) -> Flow:
+        """The root and the steps an evaluator reads."""
+        return self._flow
+
+    def _advance(self, cls: type[FlowTensor], stage: Stage, mappings: dict[str, Any], *operands: Spec,
+                 unit: str | None = None, **others: Any) -> Any:
+        """The next position: compose the stage's row (``others`` are its options and carried values),
+        then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
+        spec, params = self._compose(stage, mappings, *operands, **others)
+        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit)))
+
+    def to_tensor(self) -> Tensor:
+        """The logical values, in this position's dtype, computed by the selected evaluator."""
+        root = self._flow.root
+        return Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
+
+    def physical(self) -> Array:
+        return get_evaluator().flow_physical(self._flow).reshape(self._dims())
+
+    def _describe(self) -> str:
+        """Each step: the stage, the position's layout and dtype, its derived parameters and cycles; then the total."""
+        cost = flow_cost(self._flow)
+        engines = cost.stages[len(cost.stages) - len(self._flow.steps):]
+        lines = [self._spec.text()]
+        for step, stage in zip(self._flow.steps, engines):
+            derived = ", ".join(f"{k} {v}" for k, v in stream_params(step.params).items())
+            lines.append(f"  {step.stage} -> {step.layout} ({step.dtype}): {stage.cycles} cycles"
+                         + (f"; {derived}" if derived else ""))
+        lines.append(f"  total: {cost.total_cycles} cycles per slice")
+        return "\n".join(lines)
