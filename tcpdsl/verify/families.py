@@ -21,6 +21,8 @@ from tcpdsl.verify.constructors import (
     check_contract_outer_tensor,
     check_contract_packet_tensor,
     check_contract_tensor,
+    check_switch_tensor,
+    check_transpose_tensor,
     check_trf_tensor,
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
@@ -71,12 +73,23 @@ def _contract(family: str, acc: str, maps: dict[str, Mapping]) -> None:
     check_contract_tensor(acc, **maps)
 
 
+def _switch(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_switch_tensor(dtype, **maps)
+
+
+def _transpose(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_transpose_tensor(dtype, **maps)
+
+
 COLLECT: Final = Family("CollectTensor", ("D",), (*GRID, "Time", "Packet"), _collect)
 TRF: Final = Family("TrfTensor", ("D",), (*GRID, "Lane", "Element"), _trf)
 OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane", "Time", "Packet"), _outer)
 PACKET: Final = Family("ContractPacketTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 TIME: Final = Family("ContractTimeTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), _contract)
+# Stream positions after the switch and transpose engines (docs/stage-rules.md §5).
+SWITCH: Final = Family("SwitchTensor", ("D",), (*GRID, "Time", "Packet"), _switch)
+TRANSPOSE: Final = Family("TransposeTensor", ("D",), (*GRID, "Time", "Packet"), _transpose)
 
 FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT)}
 
