@@ -33,6 +33,14 @@ _EXPORTS: dict[str, str] = {
     "parse": "tcpdsl.algebra",
     # stages
     "LaneMode": "tcpdsl.verify.lane_mode",
+    # switch configurations
+    "Forwarding": "tcpdsl.verify.switch_config",
+    "Broadcast01": "tcpdsl.verify.switch_config",
+    "Broadcast1": "tcpdsl.verify.switch_config",
+    "Transpose": "tcpdsl.verify.switch_config",
+    "InterTranspose": "tcpdsl.verify.switch_config",
+    "TransposedBroadcast1": "tcpdsl.verify.switch_config",
+    "CustomBroadcast": "tcpdsl.verify.switch_config",
     # scalars
     "i4": "tcpdsl.numerics.scalars",
     "i5": "tcpdsl.numerics.scalars",

@@ -1,4 +1,4 @@
-"""The six tensor families of the contraction chain and the constraints on their types.
+"""The tensor families of the pipeline and the constraints on their types.
 
 A family is a tensor class by its parameters (dtypes first, then layouts, in the RNGD order of
 docs/stage-rules.md §2.2). A :class:`TensorType` is one concrete type of a family: dtype names
@@ -87,7 +87,7 @@ OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane",
 PACKET: Final = Family("ContractPacketTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 TIME: Final = Family("ContractTimeTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), _contract)
-# Stream positions after the switch and transpose engines (docs/stage-rules.md §5).
+# Stream positions after the switch and transpose engines (docs/stage-rules.md §5.1, §5.2).
 SWITCH: Final = Family("SwitchTensor", ("D",), (*GRID, "Time", "Packet"), _switch)
 TRANSPOSE: Final = Family("TransposeTensor", ("D",), (*GRID, "Time", "Packet"), _transpose)
 
