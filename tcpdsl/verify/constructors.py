@@ -59,16 +59,6 @@ def _check_flit_stream(stage: str, dtype: str, cluster: Mapping, slice_: Mapping
 
 
 @memoized
-def check_switch_tensor(
-    dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
-) -> None:
-    """The switch passes the fetched packets on whole; its own rules check their alignment."""
-    stage = "SwitchTensor"
-    bits_of(dtype, stage)
-    _check_grid(stage, cluster, slice_)
-
-
-@memoized
 def check_transpose_tensor(
     dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
 ) -> None:

@@ -1,4 +1,4 @@
-"""The tensor families of the pipeline and the constraints on their types.
+"""The tensor families (the contraction chain, memory, the stream positions) and the constraints on their types.
 
 A family is a tensor class by its parameters (dtypes first, then layouts, in the RNGD order of
 docs/stage-rules.md §2.2). A :class:`TensorType` is one concrete type of a family: dtype names
@@ -21,11 +21,11 @@ from tcpdsl.verify.constructors import (
     check_contract_outer_tensor,
     check_contract_packet_tensor,
     check_contract_tensor,
-    check_switch_tensor,
     check_transpose_tensor,
     check_trf_tensor,
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
+from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
 
 GRID: Final = ("Chip", "Cluster", "Slice")
 
@@ -73,8 +73,15 @@ def _contract(family: str, acc: str, maps: dict[str, Mapping]) -> None:
     check_contract_tensor(acc, **maps)
 
 
-def _switch(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
-    check_switch_tensor(dtype, **maps)
+def _dm(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_dm_tensor(dtype, **maps)
+
+
+def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    """A stream position's own type rules: a stream dtype on a grid the tensor unit has; its layouts
+    are checked by the stage that produces it (docs/stage-rules.md §4)."""
+    stream_bits(family, dtype)
+    check_grid(family, maps["cluster"], maps["slice_"])
 
 
 def _transpose(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
@@ -87,11 +94,19 @@ OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane",
 PACKET: Final = Family("ContractPacketTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 TIME: Final = Family("ContractTimeTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), _contract)
-# Stream positions after the switch and transpose engines (docs/stage-rules.md §5.1, §5.2).
-SWITCH: Final = Family("SwitchTensor", ("D",), (*GRID, "Time", "Packet"), _switch)
-TRANSPOSE: Final = Family("TransposeTensor", ("D",), (*GRID, "Time", "Packet"), _transpose)
 
-FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT)}
+# Memory (docs/stage-rules.md §4.1).
+DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
+# The stream positions before and after the contraction chain, one family per position (docs/architecture.md,
+# "Adding a stream stage"): each class has only the methods of the stages that may follow it.
+STREAM: Final = (*GRID, "Time", "Packet")
+BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
+FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
+# After the switch and transpose engines (docs/stage-rules.md §5.1, §5.2): a transposed packet is one flit.
+SWITCH: Final = Family("SwitchTensor", ("D",), STREAM, _position)
+TRANSPOSE: Final = Family("TransposeTensor", ("D",), STREAM, _transpose)
+
+FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH)}
 
 
 @dataclass(frozen=True)
