@@ -65,6 +65,8 @@ _EXPORTS: dict[str, str] = {
     "DmView": "tcpdsl.tensors.memory",
     "BeginTensor": "tcpdsl.tensors.front",
     "FetchTensor": "tcpdsl.tensors.front",
+    "SwitchTensor": "tcpdsl.tensors.switched",
+    "TransposeTensor": "tcpdsl.tensors.transposed",
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",
     "evaluator": "tcpdsl.evaluate.select",

@@ -13,6 +13,8 @@ from tcpdsl.tensors.front import BeginTensor, FetchTensor
 from tcpdsl.tensors.memory import DmTensor, DmView
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
+from tcpdsl.tensors.switched import SwitchTensor
+from tcpdsl.tensors.transposed import TransposeTensor
 from tcpdsl.verify.families import FAMILIES, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, UNWIRED
@@ -22,7 +24,7 @@ CLASSES: dict[Family, type] = {
     cls.__tcp_family__: cls
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
-        DmTensor, BeginTensor, FetchTensor,
+        DmTensor, BeginTensor, FetchTensor, SwitchTensor, TransposeTensor,
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.
@@ -69,7 +71,7 @@ def test_runtime_methods_take_the_arguments_of_their_row() -> None:
             positional = [p.name for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
             keywords = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
             receiver = ["view"] if row.method_of is not None else []  # begin(view): the receiver is passed
-            assert positional == [*receiver, *(name for name, _ in row.operands)], row.stage
+            assert positional == [*receiver, *row.leading, *(name for name, _ in row.operands)], row.stage
             assert keywords == [*row.keywords, *RUNTIME_ONLY.get(row.stage, ())], row.stage
             returned = str(signature.return_annotation)
             assert returned.split("[")[0] == row.result.name, (row.stage, returned)

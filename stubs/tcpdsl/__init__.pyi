@@ -47,6 +47,8 @@ from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
+from tcpdsl.tensors.switched import SwitchTensor as SwitchTensor
+from tcpdsl.tensors.transposed import TransposeTensor as TransposeTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.switch_config import Broadcast01 as Broadcast01
 from tcpdsl.verify.switch_config import Broadcast1 as Broadcast1
@@ -69,11 +71,11 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor",
-    "ContractTensor", "ContractTimeTensor", "CustomBroadcast", "Device", "DmTensor", "DmView", "DtypeError",
-    "FetchTensor", "Forwarding", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError",
-    "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology", "Transpose",
-    "TransposedBroadcast1", "TrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3",
-    "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel",
-    "__version__",
+    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CollectTensor", "ContractOuterTensor",
+    "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "CustomBroadcast", "Device", "DmTensor", "DmView",
+    "DtypeError", "FetchTensor", "Forwarding", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping",
+    "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor",
+    "Topology", "Transpose", "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "axis", "bf16", "divide_exact",
+    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m",
+    "mx", "parse", "search", "try_kernel", "__version__",
 ]

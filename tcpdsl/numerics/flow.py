@@ -49,7 +49,9 @@ class Step:
 
     Every step moves cells by their logical coordinates (docs/runtime.md §4); a change of dtype is
     the RNGD cast of the values. ``into`` is the flow of the memory tensor a ``commit_view`` writes
-    into: its cells outside the written window keep their values.
+    into: its cells outside the written window keep their values. ``source`` and ``layouts`` are the
+    layouts before and after the step, one mapping per layout parameter, for the engines the
+    simulator models unit by unit (the switch's ring, the transpose's matrix).
     """
 
     stage: str
@@ -58,6 +60,8 @@ class Step:
     params: Any = None
     context: str | None = None
     into: Flow | None = None
+    source: tuple[Mapping, ...] = ()
+    layouts: tuple[Mapping, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

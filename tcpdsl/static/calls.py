@@ -177,7 +177,7 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
-    args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
+    args.update({name: _OPTIONS[name](ctx, written) for name in (*row.leading, *row.options)})
     # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
     src = operand(ctx.arg_types[0][0] if row.method_of and ctx.arg_types[0] else ctx.type, types, module)
     operands = []

@@ -12,8 +12,11 @@ from typing import Any, Generic
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TimeT, unspecialised
 from tcpdsl.tensors.sources import CollectTensor
 from tcpdsl.tensors.stream import FlowTensor
+from tcpdsl.tensors.switched import SwitchTensor
 from tcpdsl.verify.families import BEGIN, FETCH
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.switch import check_config
+from tcpdsl.verify.switch_config import SwitchConfig
 
 
 class BeginTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
@@ -45,3 +48,10 @@ class FetchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
         args = self._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
         spec, params = self._compose(Stage.COLLECT, args)
         return CollectTensor._collected(spec, self._flow, params)  # type: ignore[no-any-return]
+
+    def switch(
+        self, config: SwitchConfig, *, out_slice: object, out_time: object
+    ) -> SwitchTensor[D, ChipT, ClusterT, Any, Any, PacketT]:
+        """Move the packets between slices as ``config`` routes them (docs/stage-rules.md §5.1)."""
+        args = self._mappings(Stage.SWITCH, out_slice=out_slice, out_time=out_time)
+        return self._advance(SwitchTensor, Stage.SWITCH, args, config=check_config(config))  # type: ignore[no-any-return]

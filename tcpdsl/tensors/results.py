@@ -15,13 +15,16 @@ from tcpdsl.algebra import Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow, Root
 from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import Fixed
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.explain import describe_chain
 from tcpdsl.tensors.subscription import Spec
+from tcpdsl.tensors.transposed import TransposeTensor, transposed
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
@@ -178,3 +181,19 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
 
     def __init__(self, chain: Chain) -> None:
         raise unspecialised("ContractTensor")
+
+    def _stream(self) -> Flow:
+        """This result as the start of a stream, read through its chain by the evaluator that reads the stream;
+        its padding holds nothing defined."""
+        chain, spec = self._chain, self._spec
+        terms = spec.terms
+        undefined = (~plan(spec.mapping).live).astype(np.uint8)
+        return Flow(Root(spec.mapping, spec.tensor_type.dtype, terms, carried_fixed(chain, terms),
+                         lambda name: get_evaluator(name).logical(chain),
+                         lambda name: (np.asarray(get_evaluator(name).run(chain)), undefined)))
+
+    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[Acc, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        args = self._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
+        spec, params = self._compose(Stage.TRANSPOSE, args)
+        return transposed(self._stream(), self._spec, spec, params)

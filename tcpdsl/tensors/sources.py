@@ -14,7 +14,7 @@ from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, Pack
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
@@ -22,6 +22,7 @@ from tcpdsl.numerics.fit import check_fit
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
+from tcpdsl.tensors.transposed import TransposeTensor, transposed
 from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.device import check_placement
@@ -134,6 +135,21 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
         return cls._make(spec, None, None, flow=flow.then(Step(Stage.COLLECT, spec.mapping, spec.tensor_type.dtype,
                                                                  params)))
+
+    def _stream(self) -> Flow:
+        """The stream this is: the flow ``collect`` recorded, or the data it was built from laid out on it."""
+        if self._flow is not None:
+            return self._flow
+        tensor = self._tensor
+        values = tensor.values
+        return Flow(Root(self.mapping, self._spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms,
+                         lambda name: values))
+
+    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        args = self._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
+        spec, params = self._compose(Stage.TRANSPOSE, args)
+        return transposed(self._stream(), self._spec, spec, params)
 
     @property
     def time(self) -> Mapping:

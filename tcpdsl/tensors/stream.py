@@ -43,7 +43,8 @@ class FlowTensor(TensorBase):
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
         spec, params = self._compose(stage, mappings, *operands, **others)
         tt = spec.tensor_type
-        return cls._of_flow(spec, self._flow.then(Step(stage, spec.mapping, tt.dtype, params, unit)))
+        step = Step(stage, spec.mapping, tt.dtype, params, unit, source=self._spec.layouts, layouts=spec.layouts)
+        return cls._of_flow(spec, self._flow.then(step))
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""

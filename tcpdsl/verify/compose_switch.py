@@ -8,7 +8,7 @@ element dtype pass through both engines; the switch keeps the Packet, the transp
 from __future__ import annotations
 
 from tcpdsl.algebra import Mapping
-from tcpdsl.verify.compose import _meeting
+from tcpdsl.verify.compose import meeting
 from tcpdsl.verify.families import SWITCH, TRANSPOSE, TensorType, check_type
 from tcpdsl.verify.switch import SwitchParams, verify_switch
 from tcpdsl.verify.transpose import TransposeParams, verify_transpose
@@ -16,7 +16,7 @@ from tcpdsl.verify.transpose import TransposeParams, verify_transpose
 
 def switch(src: TensorType, *, config: object, out_slice: Mapping, out_time: Mapping) -> tuple[TensorType, SwitchParams]:
     """Route the fetched packets between slices as ``config`` says (docs/stage-rules.md §5.1)."""
-    _meeting(src, out_slice=out_slice, out_time=out_time)
+    meeting(src, out_slice=out_slice, out_time=out_time)
     chip, cluster, slice_ = src.grid
     packet = src.layout("Packet")
     params = verify_switch(
@@ -28,7 +28,7 @@ def switch(src: TensorType, *, config: object, out_slice: Mapping, out_time: Map
 
 def transpose(src: TensorType, *, out_time: Mapping, out_packet: Mapping) -> tuple[TensorType, TransposeParams]:
     """Transpose the matrix of the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
-    _meeting(src, out_time=out_time, out_packet=out_packet)
+    meeting(src, out_time=out_time, out_packet=out_packet)
     params = verify_transpose(
         src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), out_time=out_time, out_packet=out_packet
     )

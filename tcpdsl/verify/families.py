@@ -106,7 +106,9 @@ FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
 SWITCH: Final = Family("SwitchTensor", ("D",), STREAM, _position)
 TRANSPOSE: Final = Family("TransposeTensor", ("D",), STREAM, _transpose)
 
-FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH)}
+FAMILIES: Final = {
+    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH, SWITCH, TRANSPOSE)
+}
 
 
 @dataclass(frozen=True)

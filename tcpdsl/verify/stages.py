@@ -15,8 +15,22 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose, compose_front
-from tcpdsl.verify.families import BEGIN, COLLECT, CONTRACT, DM, FETCH, OUTER, PACKET, TIME, TRF, Family, TensorType
+from tcpdsl.verify import compose, compose_front, compose_switch
+from tcpdsl.verify.families import (
+    BEGIN,
+    COLLECT,
+    CONTRACT,
+    DM,
+    FETCH,
+    OUTER,
+    PACKET,
+    SWITCH,
+    TIME,
+    TRANSPOSE,
+    TRF,
+    Family,
+    TensorType,
+)
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -40,6 +54,8 @@ class StageRow:
     # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
     # tensor-unit context that takes the DM view (its receiver family) as its argument.
     method_of: str | None = None
+    # Arguments passed by position before the operands that are not tensors: the switch's configuration.
+    leading: tuple[str, ...] = ()
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -64,21 +80,26 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.CONTRACT_LANE, (TIME,), CONTRACT, ("out_time", "out_packet"), compose.contract_lane, "2.7",
             options=("mode",), carried=("pre_reduce_time",),
         ),
+        # The engines that move stream cells between slices and within a packet (docs/stage-rules.md §5.1, §5.2).
+        StageRow(
+            Stage.SWITCH, (FETCH,), SWITCH, ("out_slice", "out_time"), compose_switch.switch, "5.1",
+            leading=("config",),
+        ),
+        StageRow(Stage.TRANSPOSE, (COLLECT, CONTRACT), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
+                 "5.2"),
         # The stream front (docs/architecture.md, "Adding a stream stage").
         StageRow(Stage.BEGIN, (DM,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
         StageRow(
             Stage.FETCH, (BEGIN,), FETCH, ("out_time", "out_packet"), compose_front.fetch, "4.3",
             carried=("context",),
         ),
-        StageRow(Stage.COLLECT, (FETCH,), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(Stage.COLLECT, (FETCH, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
     )
 }
 
 # Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
 # a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
 UNWIRED: Final = (
-    Stage.SWITCH,
-    Stage.TRANSPOSE,
     Stage.FETCH_CAST,
     Stage.TO_VRF,
     Stage.CAST,
@@ -99,7 +120,7 @@ UNWIRED: Final = (
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
 # The stream front in the order its stages run.
-_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.COLLECT)
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.SWITCH, Stage.COLLECT, Stage.TRANSPOSE)
 
 
 def check_receiver(stage: Stage, src: TensorType) -> None:

@@ -79,7 +79,13 @@ def verify_switch(
     out_time: Mapping,
 ) -> SwitchParams:
     """Check ``[Slice, Time] -> [OutSlice, OutTime]`` under ``config`` and derive the ring."""
-    # Checked before the cache, which keys on the configuration: a user may pass anything, hashable or not.
+    return _verify_config(dtype, check_config(config), cluster=cluster, slice=slice, time=time, packet=packet,
+                          out_slice=out_slice, out_time=out_time)
+
+
+def check_config(config: object) -> SwitchConfig:
+    """``config`` when it is a configuration. Checked before anything keys a cache on it: a user may pass
+    anything, hashable or not."""
     if not isinstance(config, CONFIGS):
         raise LayoutError(
             STAGE,
@@ -88,8 +94,7 @@ def verify_switch(
             hint="pass a configuration first, e.g. switch(tcp.Broadcast1(slice1=4, slice0=4), out_slice=..., "
             "out_time=...)",
         )
-    return _verify_config(dtype, config, cluster=cluster, slice=slice, time=time, packet=packet,
-                          out_slice=out_slice, out_time=out_time)
+    return config
 
 
 @memoized
