@@ -352,6 +352,16 @@ def transpose_cycles(params: TransposeParams) -> int:
     if params.double_buffered:
         return in_flits + (n - 1) * max(in_flits, params.out_rows) + params.out_rows
     return n * (in_flits + params.out_rows)
+
+
+def engine_cycles(params: object) -> int | None:
+    """The cycles of one stream step from the parameters its verifier derived, for the engines the model
+    costs on their own (None for the others)."""
+    if isinstance(params, SwitchParams):
+        return switch_cycles(params)
+    if isinstance(params, TransposeParams):
+        return transpose_cycles(params)
+    return None
 # ---------------------------------------------------------------------------------------------------
 # Memory moves: fetch, commit and DMA (docs/cost-model.md §4)
 # ---------------------------------------------------------------------------------------------------

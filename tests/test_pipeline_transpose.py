@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-from test_verify_transpose import UNIT, UNIT_CASES
+from test_verify_transpose import BOOK, UNIT, UNIT_CASES
 from tcpdsl import m
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import cast
@@ -118,3 +118,20 @@ def test_a_transposed_stream_has_no_stage_before_commit() -> None:
     s = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]](dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
     t = s.transpose(out_time=m["C, E"], out_packet=m["F # 32"])
     assert not hasattr(t, "transpose") and not hasattr(t, "contract_outer") and not hasattr(t, "collect")
+
+
+SCALARS = {"i4": tcp.i4, "i8": tcp.i8, "bf16": tcp.bf16, "f32": tcp.f32}
+
+
+@pytest.mark.parametrize("dtype, sizes, time, packet, out_time, out_packet, derived, cycles", BOOK)
+def test_the_books_transposes_run_and_report_their_cycles(evaluator: str, dtype: str, sizes: dict[str, int], time: str,
+                                                         packet: str, out_time: str, out_packet: str,
+                                                         derived: tuple[int, ...], cycles: int) -> None:
+    p = lambda text: tcp.parse(text, sizes)  # noqa: E731
+    axes = tuple(sorted(sizes))
+    x = np.random.default_rng(6).integers(-8, 8, size=[sizes[a] for a in axes]).astype(np.float32)
+    s = tcp.CollectTensor[SCALARS[dtype], Chip, m["1"], m["1 # 256"], p(time), p(packet)](  # type: ignore[valid-type]
+        dev.main, tcp.Tensor(x, " ".join(axes), sizes=sizes))
+    t = s.transpose(out_time=p(out_time), out_packet=p(out_packet))
+    assert np.array_equal(t.to_tensor().to_numpy(" ".join(axes)), x)
+    assert t.explain().splitlines()[-1].endswith(f"; {cycles} cycles")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tcpdsl.cost import engine_cycles
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.flow import Flow, Step
 from tcpdsl.numerics.logical import Tensor
@@ -57,7 +58,9 @@ class FlowTensor(TensorBase):
     def _describe(self) -> str:
         lines = [f"{self._spec.text()}"]
         for step in self._flow.steps:
-            lines.append(f"  {step.stage} -> {step.mapping} ({step.dtype}){_params(step.params)}")
+            cycles = engine_cycles(step.params)
+            cost = "" if cycles is None else f"; {cycles} cycles"
+            lines.append(f"  {step.stage} -> {step.mapping} ({step.dtype}){_params(step.params)}{cost}")
         return "\n".join(lines)
 
 
