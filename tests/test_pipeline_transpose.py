@@ -114,10 +114,11 @@ def test_transpose_rules_at_run_time() -> None:
     assert (caught.value.stage, caught.value.rule) == ("transpose", "OutputPacketSize")
 
 
-def test_a_transposed_stream_has_no_stage_before_commit() -> None:
+def test_a_transposed_stream_goes_on_to_the_commit_only() -> None:
     s = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]](dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
     t = s.transpose(out_time=m["C, E"], out_packet=m["F # 32"])
     assert not hasattr(t, "transpose") and not hasattr(t, "contract_outer") and not hasattr(t, "collect")
+    assert hasattr(t, "commit_trim")
 
 
 SCALARS = {"i4": tcp.i4, "i8": tcp.i8, "bf16": tcp.bf16, "f32": tcp.f32}

@@ -45,10 +45,15 @@ from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
 from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
+from tcpdsl.tensors.memory import DmViewMut as DmViewMut
+from tcpdsl.tensors.memory import VrfTensor as VrfTensor
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
+from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
+from tcpdsl.tensors.back import CastTensor as CastTensor
+from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
 from tcpdsl.tensors.switched import SwitchTensor as SwitchTensor
-from tcpdsl.tensors.transposed import TransposeTensor as TransposeTensor
+from tcpdsl.tensors.back import TransposeTensor as TransposeTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.switch_config import Broadcast01 as Broadcast01
 from tcpdsl.verify.switch_config import Broadcast1 as Broadcast1
@@ -71,11 +76,12 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CollectTensor", "ContractOuterTensor",
-    "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "CustomBroadcast", "Device", "DmTensor", "DmView",
-    "DtypeError", "FetchTensor", "Forwarding", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping",
-    "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor",
-    "Topology", "Transpose", "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "axis", "bf16", "divide_exact",
-    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m",
-    "mx", "parse", "search", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CastTensor", "CollectTensor", "CommitTrimTensor",
+    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "CustomBroadcast",
+    "Device", "DmTensor", "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "Forwarding",
+    "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad",
+    "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose", "TransposeTensor",
+    "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator",
+    "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search",
+    "try_kernel", "__version__",
 ]

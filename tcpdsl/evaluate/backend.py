@@ -17,7 +17,7 @@ from tcpdsl.errors import TcpError
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.flow import Buffer, Flow
 
 DEFAULT: Final = "fused"
 
@@ -40,7 +40,7 @@ class Evaluator(Protocol):
     (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
     can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
-    mapping.
+    mapping (``flow_buffer``: with its poison mask).
     """
 
     name: str
@@ -52,6 +52,8 @@ class Evaluator(Protocol):
     def flow_logical(self, flow: Flow) -> npt.NDArray[Any]: ...
 
     def flow_physical(self, flow: Flow) -> npt.NDArray[Any]: ...
+
+    def flow_buffer(self, flow: Flow) -> Buffer: ...
 
 
 _EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}

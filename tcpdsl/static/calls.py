@@ -17,7 +17,7 @@ from mypy.nodes import ARG_NAMED, LDEF, Block, CallExpr, Context, Expression, In
 from mypy.nodes import MemberExpr, NameExpr, RefExpr, StrExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
-from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, get_proper_type
+from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, TypeType, get_proper_type
 
 from tcpdsl.algebra import Mapping, axis
 from tcpdsl.errors import LayoutError, TcpError
@@ -26,6 +26,7 @@ from tcpdsl.static.operands import Unreadable, dtype_names, family_of, known_gri
 from tcpdsl.static.operands import result_type, type_layout
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
+from tcpdsl.static.scalars import scalar_name
 from tcpdsl.static.resolve import Env, Unknowable, assigned_once, build, declarations
 from tcpdsl.static.texts import expression_source
 from tcpdsl.verify import compose
@@ -177,7 +178,8 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
-    args.update({name: _OPTIONS[name](ctx, written) for name in (*row.leading, *row.options)})
+    args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
+    args.update({name: _POSITIONAL[name](ctx, index) for index, name in enumerate(row.positional)})
     # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
     src = operand(ctx.arg_types[0][0] if row.method_of and ctx.arg_types[0] else ctx.type, types, module)
     operands = []
@@ -199,6 +201,32 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     out, _ = compose_stage(method, src, *operands, **args)
     # A ContractTimeTensor's type carries the Time before the reduction, which contract_lane needs.
     return result_type(chk, out, pre_reduce=src.layout("Time") if row.result is TIME else None)
+
+
+def _target_dtype(ctx: MethodContext, index: int) -> str:
+    """The scalar class passed positionally (``fetch_cast(tcp.f32)``), by its dtype name."""
+    types = ctx.arg_types[index] if index < len(ctx.arg_types) else []
+    proper = get_proper_type(types[0]) if len(types) == 1 else None
+    if isinstance(proper, TypeType):
+        proper = proper.item
+    elif isinstance(proper, FunctionLike) and proper.is_type_obj():
+        proper = Instance(proper.type_object(), [])
+    name = scalar_name(proper) if proper is not None else None
+    if name is None:
+        raise Unreadable("the target dtype is not written as a scalar class such as tcp.f32")
+    return name
+
+
+def _start(ctx: MethodContext, index: int) -> int | None:
+    """A tile's start when it is a known int; a start computed at run time is checked then."""
+    return _literal_int(ctx.arg_types, index)
+
+
+def _length(ctx: MethodContext, env: Env) -> int:
+    found = _literal_int(ctx.arg_types, _arg_index(ctx, "len"))
+    if found is None:
+        raise Unreadable("the len of tile is not a literal int or a Final constant")
+    return found
 
 
 def _outer_pairing(stream: Type, trf: Type, env: Env, module: str) -> None:
@@ -297,11 +325,12 @@ def _lane_mode(ctx: MethodContext, env: Env) -> LaneMode:
 _CONFIG_CLASSES: Final = {f"{c.__module__}.{c.__name__}": c for c in CONFIGS}
 
 
-def _switch_config(ctx: MethodContext, env: Env) -> object:
+def _switch_config(ctx: MethodContext, index: int) -> object:
     """The switch's configuration: ``tcp.Broadcast1(slice1=8, slice0=4)`` with int fields (each written
     or a name assigned one once), or a name assigned such a call once. A string or int written there
     is passed on for the composer to refuse, as the runtime does."""
-    expr = _only(ctx.args, _arg_index(ctx, "config"))
+    env = checker_env(checker(ctx.api))
+    expr = _only(ctx.args, index)
     written = _constant(expr, env) if expr is not None else None
     if isinstance(written, (StrExpr, IntExpr)):
         return written.value
@@ -340,11 +369,15 @@ def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
 
 
 # How the options and carried arguments of the stage table are read from a call.
-_OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode, "config": _switch_config}
+_OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode, "len": _length}
+_POSITIONAL: Final[dict[str, Callable[[MethodContext, int], object]]] = {
+    "dtype": _target_dtype, "start": _start, "config": _switch_config,
+}
 _CARRIED: Final[dict[str, Callable[[TypeChecker, MethodContext, TensorType, Env, str], object]]] = {
     "pre_reduce_time": _pre_reduce_time,
-    # Which context a stream runs in changes only the derived read size, never a rule.
+    # Which context a stream runs in, and the fetch's read size, change only derived sizes, never a rule.
     "context": lambda chk, ctx, src, env, module: "main",
+    "read_size": lambda chk, ctx, src, env, module: None,
 }
 # What a stage can still check when an operand's layouts are not known.
 _PARTIAL: Final[dict[Stage, Callable[[Type, Type, Env, str], None]]] = {Stage.CONTRACT_OUTER: _outer_pairing}

@@ -7,7 +7,7 @@ the values the first time they are read.
 
 from __future__ import annotations
 
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -15,19 +15,24 @@ from tcpdsl.algebra import Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow, Root
+from tcpdsl.numerics.flow import Buffer, Flow, Root
+from tcpdsl.numerics.moves import lay_out
+from tcpdsl.numerics.scalars import Scalar
+from tcpdsl.tensors import back
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import Fixed
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.explain import describe_chain
 from tcpdsl.tensors.subscription import Spec
-from tcpdsl.tensors.transposed import TransposeTensor, transposed
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
+
+
+_Out = TypeVar("_Out", bound=Scalar)
 
 
 def carried_fixed(chain: Chain, terms: tuple[Term, ...]) -> tuple[Fixed, ...]:
@@ -182,18 +187,29 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
     def __init__(self, chain: Chain) -> None:
         raise unspecialised("ContractTensor")
 
-    def _stream(self) -> Flow:
-        """This result as the start of a stream, read through its chain by the evaluator that reads the stream;
-        its padding holds nothing defined."""
-        chain, spec = self._chain, self._spec
-        terms = spec.terms
-        undefined = (~plan(spec.mapping).live).astype(np.uint8)
-        return Flow(Root(spec.mapping, spec.tensor_type.dtype, terms, carried_fixed(chain, terms),
-                         lambda name: get_evaluator(name).logical(chain),
-                         lambda name: (np.asarray(get_evaluator(name).run(chain)), undefined)))
+    @property
+    def flow(self) -> Flow:
+        """The result as the root of a stream: each evaluator runs the chain first (docs/runtime.md §4)."""
+        spec, chain = self._spec, self._chain
+        terms, mapping, dtype = spec.terms, spec.mapping, spec.tensor_type.dtype
+
+        def logical(name: str) -> Any:
+            return get_evaluator(name).logical(chain)
+
+        def physical(name: str) -> Buffer:
+            values = np.asarray(get_evaluator(name).run(chain))
+            return values, lay_out(to_terms(values, mapping, terms), terms, mapping, dtype)[1]
+
+        return Flow(Root(mapping, dtype, terms, carried_fixed(chain, terms), logical, physical))
+
+    def cast(self, dtype: type[_Out], /, *, out_packet: object) -> CastTensor[_Out, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Narrow each flit of the result on the cast engine (docs/stage-rules.md §4.7)."""
+        return back.cast(self, self.flow, dtype, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[Acc, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return back.trim(self, self.flow, out_packet)  # type: ignore[no-any-return]
 
     def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[Acc, ChipT, ClusterT, SliceT, Any, Any]:
         """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
-        args = self._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
-        spec, params = self._compose(Stage.TRANSPOSE, args)
-        return transposed(self._stream(), self._spec, spec, params)
+        return back.transpose(self, self.flow, out_time, out_packet)  # type: ignore[no-any-return]

@@ -26,6 +26,7 @@ from tcpdsl.verify.constructors import (
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
 from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
+from tcpdsl.verify.to_vrf import VECTOR_DTYPES
 
 GRID: Final = ("Chip", "Cluster", "Slice")
 
@@ -77,6 +78,15 @@ def _dm(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     check_dm_tensor(dtype, **maps)
 
 
+def _vrf(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    if dtype not in VECTOR_DTYPES:
+        raise DtypeError(
+            family, "Dtype", f"the vector register file holds i32 or f32, got {dtype}",
+            hint="fetch_cast the stream to i32 or f32 before collect",
+        )
+    check_grid(family, maps["cluster"], maps["slice_"])
+
+
 def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     """A stream position's own type rules: a stream dtype on a grid the tensor unit has; its layouts
     are checked by the stage that produces it (docs/stage-rules.md §4)."""
@@ -97,17 +107,27 @@ CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), 
 
 # Memory (docs/stage-rules.md §4.1).
 DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
+# Windows of a DM tensor: a read view (its holes are Top padding) and a write view (Bottom padding).
+DM_VIEW: Final = Family("DmView", ("D",), (*GRID, "Element"), _dm)
+DM_VIEW_MUT: Final = Family("DmViewMut", ("D",), (*GRID, "Element"), _dm)
 # The stream positions before and after the contraction chain, one family per position (docs/architecture.md,
 # "Adding a stream stage"): each class has only the methods of the stages that may follow it.
 STREAM: Final = (*GRID, "Time", "Packet")
 BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
 FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
+FETCH_CAST: Final = Family("FetchCastTensor", ("D",), STREAM, _position)
 # After the switch and transpose engines (docs/stage-rules.md §5.1, §5.2): a transposed packet is one flit.
 SWITCH: Final = Family("SwitchTensor", ("D",), STREAM, _position)
 TRANSPOSE: Final = Family("TransposeTensor", ("D",), STREAM, _transpose)
+CAST: Final = Family("CastTensor", ("D",), STREAM, _position)
+COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
+# The vector register file (docs/stage-rules.md §4.6): i32 or f32 over [Chip, Cluster, Slice, Element].
+VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
 
 FAMILIES: Final = {
-    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH, SWITCH, TRANSPOSE)
+    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, SWITCH,
+        TRANSPOSE, CAST, COMMIT_TRIM, VRF,
+    )
 }
 
 

@@ -15,22 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose, compose_front, compose_switch
-from tcpdsl.verify.families import (
-    BEGIN,
-    COLLECT,
-    CONTRACT,
-    DM,
-    FETCH,
-    OUTER,
-    PACKET,
-    SWITCH,
-    TIME,
-    TRANSPOSE,
-    TRF,
-    Family,
-    TensorType,
-)
+from tcpdsl.verify import compose, compose_back, compose_front, compose_memory, compose_switch
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import FETCH_CAST, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF, VRF, Family
+from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -44,7 +32,7 @@ class StageRow:
 
     stage: Stage  # the method name, which LayoutError.stage also carries
     receivers: tuple[Family, ...]  # the families the method belongs to
-    result: Family
+    result: Family | None  # None: the receiver's family (a tile of a read view is a read view)
     mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
     compose: Composer = field(repr=False)
     section: str  # of docs/stage-rules.md
@@ -54,8 +42,14 @@ class StageRow:
     # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
     # tensor-unit context that takes the DM view (its receiver family) as its argument.
     method_of: str | None = None
-    # Arguments passed by position before the operands that are not tensors: the switch's configuration.
-    leading: tuple[str, ...] = ()
+    # Arguments passed positionally before any operand, by the composer's names: the target dtype of
+    # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``, the
+    # switch's configuration.
+    positional: tuple[str, ...] = ()
+
+    def returns(self, receiver: Family) -> Family:
+        """The family the method returns when called on ``receiver``."""
+        return receiver if self.result is None else self.result
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -82,45 +76,67 @@ STAGES: Final[dict[Stage, StageRow]] = {
         ),
         # The engines that move stream cells between slices and within a packet (docs/stage-rules.md §5.1, §5.2).
         StageRow(
-            Stage.SWITCH, (FETCH,), SWITCH, ("out_slice", "out_time"), compose_switch.switch, "5.1",
-            leading=("config",),
+            Stage.SWITCH, (FETCH, FETCH_CAST), SWITCH, ("out_slice", "out_time"), compose_switch.switch, "5.1",
+            positional=("config",),
         ),
-        StageRow(Stage.TRANSPOSE, (COLLECT, CONTRACT), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
-                 "5.2"),
+        StageRow(
+            Stage.TRANSPOSE, (COLLECT, CONTRACT, CAST), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
+            "5.2",
+        ),
         # The stream front (docs/architecture.md, "Adding a stream stage").
-        StageRow(Stage.BEGIN, (DM,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
+        StageRow(Stage.BEGIN, (DM_VIEW,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
         StageRow(
             Stage.FETCH, (BEGIN,), FETCH, ("out_time", "out_packet"), compose_front.fetch, "4.3",
             carried=("context",),
         ),
-        StageRow(Stage.COLLECT, (FETCH, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(
+            Stage.FETCH_CAST, (FETCH,), FETCH_CAST, (), compose_back.fetch_cast, "4.4", carried=("read_size",),
+            positional=("dtype",),
+        ),
+        StageRow(
+            Stage.COLLECT, (FETCH, FETCH_CAST, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5",
+        ),
+        StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
+        StageRow(Stage.CAST, (COLLECT, CONTRACT), CAST, ("out_packet",), compose_back.cast, "4.7",
+                 positional=("dtype",)),
+        StageRow(
+            Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST, TRANSPOSE), COMMIT_TRIM, ("out_packet",),
+            compose_back.commit_trim, "4.8",
+        ),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM,), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            carried=("context",),
+        ),
+        StageRow(
+            Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
+            options=("len",), positional=("start",),
+        ),
     )
 }
 
 # Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
 # a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
 UNWIRED: Final = (
-    Stage.FETCH_CAST,
-    Stage.TO_VRF,
-    Stage.CAST,
-    Stage.COMMIT_TRIM,
     Stage.COMMIT_CAST,
     Stage.COMMIT_CAST_RELU,
-    Stage.COMMIT,
-    Stage.COMMIT_VIEW,
     Stage.TO_DM,
     Stage.TO_DM_VIEW,
     Stage.TO_HBM,
     Stage.TO_HBM_VIEW,
     Stage.RESHAPE,
-    Stage.TILE,
     Stage.PAD,
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
 # The stream front in the order its stages run.
-_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.SWITCH, Stage.COLLECT, Stage.TRANSPOSE)
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.FETCH_CAST, Stage.SWITCH, Stage.COLLECT)
+_BACK: Final = (Stage.CAST, Stage.TRANSPOSE, Stage.COMMIT_TRIM, Stage.COMMIT)
+
+
+def _order(stage: Stage) -> tuple[Stage, ...]:
+    return next((order for order in (_FRONT, _BACK) if stage in order), _CHAIN)
 
 
 def check_receiver(stage: Stage, src: TensorType) -> None:
@@ -130,7 +146,7 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
         receivers = " or ".join(f.name for f in row.receivers)
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(_FRONT if stage in _FRONT else _CHAIN)}",
+            hint=f"call the stages in order: {' -> '.join(_order(stage))}",
         )
 
 
