@@ -138,3 +138,48 @@ def test_the_projections_switches_at_the_reference_sizes(evaluator: str, config:
              .switch(config, out_slice=out_slice, out_time=out_time)
              .collect(out_time=time, out_packet=packet))
     assert np.array_equal(heads.to_tensor().to_numpy(axis), cast(x, "bf16"))
+
+
+# The transformer's other switches at the reference's sizes (mlp, attention, lm_head's gather), from a DM
+# tensor holding the data on the input layout to a collected stream, whose values must be the tensor's.
+L = tcp.axis("L", 3072)
+T = tcp.axis("T", 512)
+N = tcp.axis("N", 8)
+Gq = tcp.axis("Gq", 2)
+Dummy4 = tcp.axis("Dummy4", 4)
+
+OTHERS = [
+    # mlp: the custom broadcast of the input over the four slices of each group, then the gated activations
+    (tcp.CustomBroadcast(ring_size=4), m["L / 48, 1 # 4"], m["H / 16"], m["H % 16"], m["L / 48, Dummy4"],
+     m["H / 16"], "H", tcp.bf16),
+    (tcp.Broadcast1(slice1=128, slice0=2), m["L / 24, 1 # 2"], m["L / 8 % 3"], m["L % 8 # 16"], m["H / 8, 1 # 2"],
+     m["L / 8 % 3, L / 24"], "L", tcp.bf16),
+    (tcp.Broadcast1(slice1=128, slice0=2), m["H / 8, 1 # 2"], m["1"], m["H % 8"], m["Dummy64, 1 # 4"],
+     m["H / 8"], "H", tcp.f32),
+    # attention: qk_scaled's logits broadcast to every slice
+    (tcp.Broadcast1(slice1=64, slice0=4), m["T / 8, 1 # 4"], m["N, Gq"], m["T % 8 # 16"], m["1 # 256"],
+     m["N, Gq, T / 8"], "N Gq T", tcp.bf16),
+]
+
+
+@pytest.mark.parametrize("config, slice_, time, packet, out_slice, out_time, axes, dtype", OTHERS,
+                         ids=["mlp_custom", "mlp_gate", "mlp_down", "attention"])
+def test_the_transformers_other_switches(evaluator: str, config: SwitchConfig, slice_: tcp.Mapping,
+                                         time: tcp.Mapping, packet: tcp.Mapping, out_slice: tcp.Mapping,
+                                         out_time: tcp.Mapping, axes: str, dtype: type) -> None:
+    sizes = {"H": 1024, "L": 3072, "N": 8, "Gq": 2, "T": 512}
+    shape = [sizes[a] for a in axes.split()]
+    x = np.random.default_rng(3).standard_normal(shape).astype(np.float32)
+    element = packet if time.size == 1 else tcp.parse(f"{time}, {packet}", sizes)
+    dm = tcp.DmTensor[dtype, m["1"], m["1 # 2"], slice_, element](tcp.Tensor(x, axes))  # type: ignore[valid-type]
+    collected = (dev.main.begin(dm.view())
+                 .fetch(out_time=time, out_packet=packet)
+                 .switch(config, out_slice=out_slice, out_time=out_time)
+                 .collect(out_time=out_time, out_packet=packet))
+    got = collected.to_tensor()
+    if sorted(got.axes) != sorted(axes.split()):
+        # The mlp's input is held once per group of slices: the stream carries the group digit too.
+        assert got.axes == ("L / 48", "H")
+        assert all(np.array_equal(row, cast(x, dtype.__name__)) for row in got.to_numpy(m["L / 48, H"]))
+    else:
+        assert np.array_equal(got.to_numpy(axes), cast(x, dtype.__name__))
