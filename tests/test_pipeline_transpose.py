@@ -23,6 +23,7 @@ N = tcp.axis("N", 2)
 A = tcp.axis("A", 16)
 
 Chip, Cluster, Slice = m["1"], m["1 # 2"], m["A # 64"]
+Rows = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]]
 dev = tcp.Device()
 
 
@@ -39,7 +40,7 @@ def ints(*shape: int) -> np.ndarray:
 def test_a_collected_stream_transposes_its_rows_and_columns(evaluator: str) -> None:
     """The reference's ``transpose_basic``: i8 ``[C, F][E # 32] -> [C, E][F # 32]``."""
     x = ints(16, 8, 8, 8)
-    s = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]](dev.main, tcp.Tensor(x, "A C E F"))
+    s = Rows(dev.main, tcp.Tensor(x, "A C E F"))
     t = s.transpose(out_time=m["C, E"], out_packet=m["F # 32"])
     assert repr(t) == '<TransposeTensor[i8, m["1"], m["1 # 2"], m["A # 64"], m["C, E"], m["F # 32"]]>'
     assert np.array_equal(t.to_tensor().to_numpy("A C E F"), x)
@@ -60,7 +61,8 @@ def test_a_contraction_result_transposes_in_f32(evaluator: str) -> None:
     """Two rows of f32 accumulators (the widest a 32-bit transpose takes) become eight columns of two."""
     rng = np.random.default_rng(4)
     x, w = rng.standard_normal((16, 2, 32)).astype(np.float32), rng.standard_normal((8, 32)).astype(np.float32)
-    stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["N, K / 16"], m["K % 16"]](dev.main, tcp.Tensor(x, "A N K"))
+    stream = tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["N, K / 16"], m["K % 16"]](
+        dev.main, tcp.Tensor(x, "A N K"))
     trf = tcp.TrfTensor[tcp.bf16, Chip, Cluster, Slice, m["C"], m["K"]](tcp.Tensor(w, "C K"))
     out = (stream.contract_outer(trf, out_time=m["N, K / 32"], out_packet=m["K % 32"])
            .contract_packet(out_packet=m["1"])
@@ -103,7 +105,7 @@ def test_the_reference_unit_cases_run(evaluator: str, name: str, dtype: str, tim
 
 
 def test_transpose_rules_at_run_time() -> None:
-    s = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]](dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
+    s = Rows(dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
     with pytest.raises(tcp.LayoutError) as caught:
         s.transpose(out_time=m["E, C"], out_packet=m["F # 32"])
     assert (caught.value.stage, caught.value.rule) == ("transpose", "CannotPlaceInRows")
@@ -115,7 +117,7 @@ def test_transpose_rules_at_run_time() -> None:
 
 
 def test_a_transposed_stream_goes_on_to_the_commit_only() -> None:
-    s = tcp.CollectTensor[tcp.i8, Chip, Cluster, Slice, m["C, F"], m["E # 32"]](dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
+    s = Rows(dev.main, tcp.Tensor(ints(16, 8, 8, 8), "A C E F"))
     t = s.transpose(out_time=m["C, E"], out_packet=m["F # 32"])
     assert not hasattr(t, "transpose") and not hasattr(t, "contract_outer") and not hasattr(t, "collect")
     assert hasattr(t, "commit_trim")

@@ -8,8 +8,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from test_verify_switch import BOOK, CUSTOM_VALID, FIXTURE, TRANSFORMER, TRANSFORMER_SWITCHES, UNIT, VALID
+from test_verify_switch import BOOK, CUSTOM_VALID, FIXTURE, POWERS, TRANSFORMER, TRANSFORMER_SWITCHES, UNIT, VALID
+from test_verify_switch import _slice_split
 from test_verify_transpose import BOOK as TRANSPOSE_BOOK
 from test_verify_transpose import UNIT as TRANSPOSE_UNIT
 from test_verify_transpose import UNIT_CASES
@@ -19,7 +22,7 @@ from tcpdsl.numerics.switch_ops import ring_pass, switch_route
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.transpose_ops import transpose_flits
 from tcpdsl.verify.switch import verify_switch
-from tcpdsl.verify.switch_config import CustomBroadcast, SwitchConfig
+from tcpdsl.verify.switch_config import Broadcast1, CustomBroadcast, SwitchConfig, Transpose, TransposedBroadcast1
 from tcpdsl.verify.transpose import verify_transpose
 
 POISON = -(1 << 40)
@@ -125,3 +128,28 @@ def test_a_transpose_cut_short_drops_the_last_columns() -> None:
     assert out.shape == (1, 2, 32)
     assert out[0, :, :4].tolist() == [[0, 32, 64, 96], [1, 33, 65, 97]]
     assert (out[0, :, 4:] == POISON).all()
+
+
+@settings(max_examples=30, deadline=None)
+@given(slice1=POWERS, slice0=POWERS, kind=st.sampled_from(["Broadcast1", "Transpose", "TransposedBroadcast1"]))
+def test_the_ring_delivers_every_rebuilt_output(slice1: int, slice0: int, kind: str) -> None:
+    """Law: whatever the split, the ring moves each packet to where the configuration's rebuilt output says."""
+    s2, s1, s0 = _slice_split(slice1, slice0)
+    x, y = parse("X", dict(X=slice1)), parse("Y", dict(Y=slice0))
+    a, c, b = parse("A", FIXTURE), parse("C", FIXTURE), parse("B", FIXTURE)
+    config: SwitchConfig
+    if kind == "Broadcast1":
+        config, out_slice, out_time = Broadcast1(slice1=slice1, slice0=slice0), pairs([s2, x, s0]), pairs([a, s1])
+    elif kind == "Transpose":
+        config, out_slice, out_time = Transpose(slice1=slice1, slice0=slice0), pairs([s2, s0, s1]), a
+    else:
+        config = TransposedBroadcast1(slice1=slice1, slice0=slice0)
+        out_slice, out_time = pairs([s2, y, s1]), pairs([a, s0])
+    params = verify_switch("i8", config, cluster=parse("1", {}), slice=c, time=a, packet=b, out_slice=out_slice,
+                           out_time=out_time)
+    route = switch_route(c, a, out_slice, out_time, params.ring_size)
+    assert route.live.all()
+    assert ((np.arange(256)[:, None] // params.ring_size) == route.source_slice // params.ring_size).all()
+    shape = (1, 256, 8, 32)
+    _moved(pairs([c, a, b]), pairs([out_slice, out_time, b]),
+           lambda buffer: ring_pass(buffer.reshape(shape), route, POISON))

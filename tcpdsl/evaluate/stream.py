@@ -50,7 +50,10 @@ def simulated(flow: Flow, name: str) -> Buffer:
     mapping, dtype = root.mapping, root.dtype
     for step in flow.steps:
         engine = _ENGINES.get(step.stage)
-        values, mask = move(buffer, mapping, step.mapping, root.terms, dtype) if engine is None else engine(buffer, step)
+        if engine is None:
+            values, mask = move(buffer, mapping, step.mapping, root.terms, dtype)
+        else:
+            values, mask = engine(buffer, step)
         buffer = convert(values, dtype, step.dtype), mask
         mapping, dtype = step.mapping, step.dtype
         bad = live_poison(mask, mapping)

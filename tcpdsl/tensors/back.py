@@ -32,7 +32,9 @@ class CastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]
     def __init__(self) -> None:
         raise unspecialised("CastTensor")
 
-    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+    def transpose(
+        self, *, out_time: object, out_packet: object
+    ) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
         return transpose(self, self._flow, out_time, out_packet)  # type: ignore[no-any-return]
 

@@ -14,7 +14,9 @@ from tcpdsl.verify.switch import SwitchParams, verify_switch
 from tcpdsl.verify.transpose import TransposeParams, verify_transpose
 
 
-def switch(src: TensorType, *, config: object, out_slice: Mapping, out_time: Mapping) -> tuple[TensorType, SwitchParams]:
+def switch(
+    src: TensorType, *, config: object, out_slice: Mapping, out_time: Mapping
+) -> tuple[TensorType, SwitchParams]:
     """Route the fetched packets between slices as ``config`` says (docs/stage-rules.md §5.1)."""
     meeting(src, out_slice=out_slice, out_time=out_time)
     chip, cluster, slice_ = src.grid

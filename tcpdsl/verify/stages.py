@@ -94,7 +94,8 @@ STAGES: Final[dict[Stage, StageRow]] = {
             positional=("dtype",),
         ),
         StageRow(
-            Stage.COLLECT, (FETCH, FETCH_CAST, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5",
+            Stage.COLLECT, (FETCH, FETCH_CAST, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect,
+            "4.5",
         ),
         StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
         StageRow(Stage.CAST, (COLLECT, CONTRACT), CAST, ("out_packet",), compose_back.cast, "4.7",
