@@ -234,3 +234,40 @@ def test_a_contraction_wrapped_fetch_to_commit(evaluator: str) -> None:
               .contract_lane(out_time=m["1"], out_packet=m["R"]))
     out = result.commit_trim(out_packet=m["R"]).commit(element=m["R"])
     assert np.array_equal(out.to_tensor().to_numpy("Ac R"), x @ w.T)
+
+
+H = tcp.axis("H", 16)
+Stream16 = tcp.CollectTensor[tcp.bf16, Chip, Cluster, m["1 # 256"], m["M"], m["H"]]
+Weights16 = tcp.CollectTensor[tcp.bf16, Chip, Cluster, m["1 # 256"], m["N"], m["H"]]
+
+
+@tcp.kernel
+def narrowed_matmul(x: Stream16, w: Weights16) -> object:
+    trf = w.to_trf(lane=m["N"], element=m["H"])
+    result = (x.contract_outer(trf, out_time=m["M"], out_packet=m["H"])
+              .contract_packet(out_packet=m["1"])
+              .contract_time(out_time=m["M"])
+              .contract_lane(out_time=m["M"], out_packet=m["N"]))
+    return result.cast(tcp.bf16, out_packet=m["N # 16"]).commit_trim(out_packet=m["N"]).commit(element=m["M, N # 16"])
+
+
+@pytest.mark.parametrize("name", ["fused", "simulate"])
+def test_the_harness_checks_a_narrowed_contraction_and_reports_each_engine(name: str) -> None:
+    result = tcp.try_kernel(narrowed_matmul, seed=5, evaluator=name)
+    assert result.status == "PASS", str(result)
+    text = str(result)
+    for stage in ("contract_lane", "cast", "commit_trim", "commit", "write_bytes 16"):
+        assert stage in text, text
+    assert "(bf16 -> bf16)" in text.splitlines()[0]
+
+
+def test_explain_lists_each_engine_with_its_cycles_and_a_total() -> None:
+    s = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    text = s.cast(tcp.bf16, out_packet=m["N # 16"]).commit_trim(out_packet=m["N"]).commit(element=m["M, N # 16"]).explain()
+    assert text.splitlines()[1:] == [
+        "  cast -> Time M | Packet N # 16 (bf16): 16 cycles; valid 8, out_elements 16",
+        "  commit_trim -> Time M | Packet N (bf16): 16 cycles",
+        "  commit -> Element M, N # 16 (bf16): 16 cycles; time_entries 16:16, packet_entries 8:1, valid_bytes 16, "
+        "write_bytes 16, time_size 16",
+        "  total: 16 cycles per slice",
+    ]

@@ -137,4 +137,5 @@ def test_the_books_transposes_run_and_report_their_cycles(evaluator: str, dtype:
         dev.main, tcp.Tensor(x, " ".join(axes), sizes=sizes))
     t = s.transpose(out_time=p(out_time), out_packet=p(out_packet))
     assert np.array_equal(t.to_tensor().to_numpy(" ".join(axes)), x)
-    assert t.explain().splitlines()[-1].endswith(f"; {cycles} cycles")
+    assert t.explain().splitlines()[1].startswith(f"  transpose -> Time {out_time} | Packet {out_packet} ({dtype}): "
+                                                  f"{cycles} cycles; ")

@@ -183,8 +183,9 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
     src = operand(ctx.arg_types[0][0] if row.method_of and ctx.arg_types[0] else ctx.type, types, module)
     operands = []
-    for name, family in row.operands:
-        arg_type = _arg_type(ctx, name)
+    for position, (name, family) in enumerate(row.operands, start=len(row.positional)):
+        # A positional-only operand (``commit_view(dst, /)``) is found by its position.
+        arg_type = _arg_type(ctx, name) if name in ctx.callee_arg_names else _positional_type(ctx, position)
         found = operand(arg_type, types, module)
         if src is None or found is None:
             check = _PARTIAL.get(method)
@@ -288,6 +289,13 @@ def _arg_index(ctx: MethodContext, name: str) -> int:
 def _arg_type(ctx: MethodContext, name: str) -> Type:
     types = ctx.arg_types[_arg_index(ctx, name)]
     return types[0] if types else AnyType(TypeOfAny.special_form)
+
+
+def _positional_type(ctx: MethodContext, index: int) -> Type:
+    types = ctx.arg_types[index] if index < len(ctx.arg_types) else []
+    if len(types) != 1:
+        raise Unreadable(f"argument {index + 1} is not visible in this call")
+    return types[0]
 
 
 def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: str) -> Mapping:

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
 from tcpdsl.tensors.memory import DmTensor, DmViewMut, VrfTensor
-from tcpdsl.tensors.stream import FlowTensor
+from tcpdsl.tensors.stream import FlowTensor, step_of
 from tcpdsl.tensors.subscription import Spec, dtype_name, spec_of
 from tcpdsl.verify.families import CAST, COMMIT_TRIM, TRANSPOSE
 from tcpdsl.verify.stage import Stage
@@ -82,7 +82,7 @@ class CommitTrimTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pa
                 hint="pass dm.view_mut() or a tile of it",
             )
         out, params = self._compose(Stage.COMMIT_VIEW, {}, spec, context=self._flow.context)
-        return dst._write(self._flow.then(Step(Stage.COMMIT_VIEW, out.mapping, out.tensor_type.dtype, params)))
+        return dst._write(self._flow.then(step_of(Stage.COMMIT_VIEW, out, params)))
 
 
 def cast(src: TensorBase, flow: Flow, dtype: object, out_packet: object) -> Any:
@@ -97,9 +97,7 @@ def transpose(src: TensorBase, flow: Flow, out_time: object, out_packet: object)
     step keeps the layouts before and after it: the simulator runs the engine's matrix on them."""
     args = src._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
     spec, params = src._compose(Stage.TRANSPOSE, args)
-    step = Step(Stage.TRANSPOSE, spec.mapping, spec.tensor_type.dtype, params, source=src._spec.layouts,
-                layouts=spec.layouts)
-    return TransposeTensor._of_flow(spec, flow.then(step))
+    return TransposeTensor._of_flow(spec, flow.then(step_of(Stage.TRANSPOSE, spec, params, source=src._spec)))
 
 
 def trim(src: TensorBase, flow: Flow, out_packet: object) -> Any:
@@ -117,4 +115,4 @@ def to_vrf(src: TensorBase, flow: Flow, element: object) -> Any:
 def _step(src: TensorBase, flow: Flow, cls: type[FlowTensor], stage: Stage, args: dict[str, Any], **others: Any) -> Any:
     spec, params = src._compose(stage, args, **others)
     assert isinstance(spec, Spec)
-    return cls._of_flow(spec, flow.then(Step(stage, spec.mapping, spec.tensor_type.dtype, params)))
+    return cls._of_flow(spec, flow.then(step_of(stage, spec, params)))
