@@ -9,16 +9,17 @@ from static_corpus.support import corpus_report  # noqa: F401  (the corpus mypy 
 from static_corpus.support import error_keys
 from test_static_plugin import cache, check, revealed  # noqa: F401  (cache: the plugin tests' fixture)
 from test_verify_switch import FIXTURE, INVALID, VALID
+from tcpdsl.verify.switch_config import SwitchConfig
 
 HEADER = "import tcpdsl as tcp\nfrom tcpdsl import m\n" + "".join(
     f'{name} = tcp.axis("{name}", {size})\n' for name, size in FIXTURE.items()
 )
 
 
-def _call(index: int, config: object, slice_: str, time: str, out_slice: str, out_time: str) -> str:
+def _call(index: int, config: SwitchConfig, slice_: str, time: str, out_slice: str, out_time: str) -> str:
     stream = f'tcp.FetchTensor[tcp.i8, m["1"], m["1 # 2"], m["{slice_}"], m["{time}"], m["B"]]'
     return (f"def k{index}(x: {stream}) -> None:\n"
-            f'    x.switch(tcp.{config.text}, out_slice=m["{out_slice}"], out_time=m["{out_time}"])  # call\n')  # type: ignore[attr-defined]
+            f'    x.switch(tcp.{config.text}, out_slice=m["{out_slice}"], out_time=m["{out_time}"])  # call\n')
 
 
 def test_every_fixture_is_judged_at_its_call(tmp_path: Path, cache: Path) -> None:  # noqa: F811
