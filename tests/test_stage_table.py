@@ -8,10 +8,10 @@ import re
 from pathlib import Path
 
 from tcpdsl.static.names import STAGE_METHODS, TENSOR_CLASSES, fullname
-from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
+from tcpdsl.tensors.back import CastTensor, CommitCastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.tensors.device import TensorUnit
 from tcpdsl.tensors.front import BeginTensor, FetchCastTensor, FetchTensor
-from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, VrfTensor
+from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, HbmTensor, VrfTensor
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 from tcpdsl.tensors.switched import SwitchTensor
@@ -24,8 +24,8 @@ CLASSES: dict[Family, type] = {
     cls.__tcp_family__: cls
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
-        DmTensor, DmView, DmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor, CastTensor,
-        CommitTrimTensor, SwitchTensor, TransposeTensor,
+        DmTensor, HbmTensor, DmView, DmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor, CastTensor,
+        CommitTrimTensor, CommitCastTensor, SwitchTensor, TransposeTensor,
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.

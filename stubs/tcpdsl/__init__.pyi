@@ -46,6 +46,7 @@ from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
 from tcpdsl.tensors.memory import DmViewMut as DmViewMut
+from tcpdsl.tensors.memory import HbmTensor as HbmTensor
 from tcpdsl.tensors.memory import VrfTensor as VrfTensor
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
@@ -54,6 +55,7 @@ from tcpdsl.tensors.back import CastTensor as CastTensor
 from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
 from tcpdsl.tensors.switched import SwitchTensor as SwitchTensor
 from tcpdsl.tensors.back import TransposeTensor as TransposeTensor
+from tcpdsl.tensors.back import CommitCastTensor as CommitCastTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.switch_config import Broadcast01 as Broadcast01
 from tcpdsl.verify.switch_config import Broadcast1 as Broadcast1
@@ -76,12 +78,12 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CastTensor", "CollectTensor", "CommitTrimTensor",
-    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "CustomBroadcast",
-    "Device", "DmTensor", "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "Forwarding",
-    "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad",
-    "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose", "TransposeTensor",
-    "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator",
-    "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search",
-    "try_kernel", "__version__",
+    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CastTensor", "CollectTensor", "CommitCastTensor",
+    "CommitTrimTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
+    "CustomBroadcast", "Device", "DmTensor", "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor",
+    "Forwarding", "HbmTensor", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError",
+    "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose",
+    "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent",
+    "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse",
+    "search", "try_kernel", "__version__",
 ]

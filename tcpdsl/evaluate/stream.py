@@ -33,6 +33,7 @@ def fused_logical(flow: Flow, name: str) -> Array:
     if found is None:
         values, dtype = flow.root.logical(name), flow.root.dtype
         for step in flow.steps:
+            values = np.maximum(values, 0) if step.relu else values
             values, dtype = convert(values, dtype, step.dtype), step.dtype
         found = flow.cache[key] = values
     return np.asarray(found)
@@ -54,6 +55,7 @@ def simulated(flow: Flow, name: str) -> Buffer:
             values, mask = move(buffer, mapping, step.mapping, root.terms, dtype)
         else:
             values, mask = engine(buffer, step)
+        values = np.where(np.isnan(values), values, np.maximum(values, 0)) if step.relu else values
         buffer = convert(values, dtype, step.dtype), mask
         mapping, dtype = step.mapping, step.dtype
         bad = live_poison(mask, mapping)

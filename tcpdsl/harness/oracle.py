@@ -166,6 +166,8 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
         raise LayoutError(_STAGE, "NoOracle", "the stream starts from a tile of another tensor, which the oracle does not follow")
     dtype = root.dtype
     for step in flow.steps:
+        if step.relu:
+            expected = np.fmax(expected, 0)
         if step.dtype != dtype:
             expected, dtype = cast(expected, step.dtype), step.dtype
             if not exact:

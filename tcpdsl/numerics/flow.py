@@ -63,6 +63,7 @@ class Step:
     context: str | None = None
     packets: int = 1  # the position's Time size: how many packets the engine passes
     layout: str = ""  # the position's layouts past the grid, as reports show them
+    relu: bool = False  # the values are clamped at 0 before the cast (commit_cast_relu)
     source: tuple[Mapping, ...] = ()
     layouts: tuple[Mapping, ...] = ()
 

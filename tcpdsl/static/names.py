@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES, FETCH
-from tcpdsl.verify.families import FETCH_CAST, SWITCH, TRANSPOSE, TRF, VRF, Family
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
+from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, SWITCH, TRANSPOSE, TRF, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -26,6 +26,7 @@ _MODULES: Final = {
     COLLECT: SOURCES_MODULE,
     TRF: SOURCES_MODULE,
     DM: "tcpdsl.tensors.memory",
+    HBM: "tcpdsl.tensors.memory",
     DM_VIEW: "tcpdsl.tensors.memory",
     DM_VIEW_MUT: "tcpdsl.tensors.memory",
     VRF: "tcpdsl.tensors.memory",
@@ -36,6 +37,7 @@ _MODULES: Final = {
     COMMIT_TRIM: "tcpdsl.tensors.back",
     SWITCH: "tcpdsl.tensors.switched",
     TRANSPOSE: "tcpdsl.tensors.back",
+    COMMIT_CAST: "tcpdsl.tensors.back",
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).
 _OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}

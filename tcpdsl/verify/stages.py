@@ -16,8 +16,8 @@ from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory, compose_switch
-from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF, VRF, Family
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import FETCH_CAST, HBM, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF, VRF, Family
 from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
 
@@ -104,11 +104,23 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST, TRANSPOSE), COMMIT_TRIM, ("out_packet",),
             compose_back.commit_trim, "4.8",
         ),
-        StageRow(Stage.COMMIT, (COMMIT_TRIM,), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
         StageRow(
-            Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            Stage.COMMIT_CAST, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast, "4.8", carried=("context",),
+            positional=("dtype",),
+        ),
+        StageRow(
+            Stage.COMMIT_CAST_RELU, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast_relu, "4.8",
+            carried=("context",), positional=("dtype",),
+        ),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM, COMMIT_CAST), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM, COMMIT_CAST), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
             carried=("context",),
         ),
+        # Memory: DMA moves and views (docs/stage-rules.md §4.1).
+        StageRow(Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1"),
+        StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
+        StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
             Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
             options=("len",), positional=("start",),
@@ -119,13 +131,8 @@ STAGES: Final[dict[Stage, StageRow]] = {
 # Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
 # a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
 UNWIRED: Final = (
-    Stage.COMMIT_CAST,
-    Stage.COMMIT_CAST_RELU,
-    Stage.TO_DM,
     Stage.TO_DM_VIEW,
-    Stage.TO_HBM,
     Stage.TO_HBM_VIEW,
-    Stage.RESHAPE,
     Stage.PAD,
 )
 
