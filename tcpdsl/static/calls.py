@@ -178,7 +178,9 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     written, types = checker_env(chk), checker_env(chk, types=True)
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {
-        name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings if _given(ctx, name)
+        name: _mapping_arg(ctx, name, method, written, module)
+        for name in row.mappings
+        if name not in row.optional or _given(ctx, name)
     }
     args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
     args.update({name: _POSITIONAL[name](ctx, index) for index, name in enumerate(row.positional)})

@@ -62,10 +62,11 @@ def window_flow(parent: Flow, spec: Spec, offset: int) -> Flow:
     def physical(name: str) -> Buffer:
         return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
 
-    whole = offset == 0 and spec.mapping == parent.mapping  # a view of the whole tensor: the same values
-    return Flow(Root(spec.mapping, dtype, spec.terms, (), lambda name: to_terms(physical(name)[0], spec.mapping,
-                                                                                  spec.terms), physical,
-                     source=parent if whole else None))
+    # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
+    whole = offset == 0 and spec.mapping == parent.mapping
+    terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
+    return Flow(Root(spec.mapping, dtype, terms, fixed, lambda name: to_terms(physical(name)[0], spec.mapping, terms),
+                     physical, source=parent if whole else None))
 
 
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:

@@ -46,6 +46,7 @@ class StageRow:
     # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``, the
     # switch's configuration.
     positional: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()  # mappings a call may leave out, for the composer's default
 
     def returns(self, receiver: Family) -> Family:
         """The family the method returns when called on ``receiver``."""
@@ -118,7 +119,10 @@ STAGES: Final[dict[Stage, StageRow]] = {
             carried=("context",),
         ),
         # Memory: DMA moves and views (docs/stage-rules.md §4.1).
-        StageRow(Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1"),
+        StageRow(
+            Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1",
+            optional=("cluster",),
+        ),
         StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
         StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
