@@ -183,3 +183,27 @@ def test_the_transformers_other_switches(evaluator: str, config: SwitchConfig, s
         assert all(np.array_equal(row, cast(x, dtype.__name__)) for row in got.to_numpy(m["L / 48, H"]))
     else:
         assert np.array_equal(got.to_numpy(axes), cast(x, dtype.__name__))
+
+
+
+@pytest.mark.parametrize("junk", [None, 3, "C", [4, 4], {"ring_size": 4}, tcp.Broadcast1, m["C"]],
+                         ids=lambda j: type(j).__name__)
+def test_anything_but_a_configuration_is_refused_by_name(junk: object) -> None:
+    with pytest.raises(tcp.LayoutError) as caught:
+        fetched().switch(junk, out_slice=m["C"], out_time=m["A"])  # type: ignore[arg-type]
+    assert (caught.value.stage, caught.value.rule) == ("switch", "NotAConfig")
+
+
+@pytest.mark.parametrize("junk", [None, 3, [4, 4], tcp.Broadcast1, "Nowhere", "C +"], ids=lambda j: repr(j))
+def test_junk_mappings_are_refused(junk: object) -> None:
+    """Whatever is passed where a mapping goes, a switch or a transpose call raises a TcpError."""
+    collected = fetched().collect(out_time=m["A"], out_packet=m["B"])
+    calls = [
+        lambda: fetched().switch(tcp.Forwarding(), out_slice=junk, out_time=m["A"]),
+        lambda: fetched().switch(tcp.Forwarding(), out_slice=m["C"], out_time=junk),
+        lambda: collected.transpose(out_time=junk, out_packet=m["B"]),
+        lambda: collected.transpose(out_time=m["A"], out_packet=junk),
+    ]
+    for call in calls:
+        with pytest.raises(tcp.TcpError):
+            call()
