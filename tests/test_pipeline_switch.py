@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
-from test_verify_switch import INVALID, VALID
+from test_verify_switch import BOOK, INVALID, VALID
 from tcpdsl import m
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.verify.switch_config import SwitchConfig
@@ -207,3 +207,25 @@ def test_junk_mappings_are_refused(junk: object) -> None:
     for call in calls:
         with pytest.raises(tcp.TcpError):
             call()
+
+
+SCALARS = {"i8": tcp.i8, "f32": tcp.f32}
+
+
+@pytest.mark.parametrize("config, sizes, slice_, time, out_slice, out_time, packet, dtype, ring, cycles", BOOK,
+                         ids=[f"{c[0].name}-{c[8]}" for c in BOOK])
+def test_the_books_switches_run_and_report_their_cycles(evaluator: str, config: SwitchConfig, sizes: dict[str, int],
+                                                        slice_: str, time: str, out_slice: str, out_time: str,
+                                                        packet: str, dtype: str, ring: int, cycles: int) -> None:
+    p = lambda text: tcp.parse(text, sizes)  # noqa: E731
+    held = p(f"{slice_}, {time}, {packet}").axis_sizes()
+    axes = " ".join(sorted(held))
+    x = np.random.default_rng(4).integers(-100, 100, size=[held[a] for a in sorted(held)]).astype(np.float32)
+    dm = tcp.DmTensor[SCALARS[dtype], m["1"], m["1"], p(slice_), p(f"{time}, {packet}")](  # type: ignore[valid-type]
+        tcp.Tensor(x, axes, sizes=held))
+    switched = (dev.main.begin(dm.view())
+                .fetch(out_time=p(time), out_packet=p(packet))
+                .switch(config, out_slice=p(out_slice), out_time=p(out_time)))
+    assert np.array_equal(switched.to_tensor().to_numpy(axes), x)
+    line = next(text for text in switched.explain().splitlines() if text.startswith("  switch -> "))
+    assert f": {cycles} cycles; " in line and f"ring_size {ring}," in line
