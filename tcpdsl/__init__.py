@@ -33,6 +33,14 @@ _EXPORTS: dict[str, str] = {
     "parse": "tcpdsl.algebra",
     # stages
     "LaneMode": "tcpdsl.verify.lane_mode",
+    # switch configurations
+    "Forwarding": "tcpdsl.verify.switch_config",
+    "Broadcast01": "tcpdsl.verify.switch_config",
+    "Broadcast1": "tcpdsl.verify.switch_config",
+    "Transpose": "tcpdsl.verify.switch_config",
+    "InterTranspose": "tcpdsl.verify.switch_config",
+    "TransposedBroadcast1": "tcpdsl.verify.switch_config",
+    "CustomBroadcast": "tcpdsl.verify.switch_config",
     # scalars
     "i4": "tcpdsl.numerics.scalars",
     "i5": "tcpdsl.numerics.scalars",
@@ -65,6 +73,8 @@ _EXPORTS: dict[str, str] = {
     "FetchCastTensor": "tcpdsl.tensors.front",
     "CastTensor": "tcpdsl.tensors.back",
     "CommitTrimTensor": "tcpdsl.tensors.back",
+    "SwitchTensor": "tcpdsl.tensors.switched",
+    "TransposeTensor": "tcpdsl.tensors.back",
     "CommitCastTensor": "tcpdsl.tensors.back",
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",

@@ -359,6 +359,7 @@ def transpose_cycles(params: TransposeParams) -> int:
     if params.double_buffered:
         return in_flits + (n - 1) * max(in_flits, params.out_rows) + params.out_rows
     return n * (in_flits + params.out_rows)
+
 # ---------------------------------------------------------------------------------------------------
 # Memory moves: fetch, commit and DMA (docs/cost-model.md §4)
 # ---------------------------------------------------------------------------------------------------
@@ -524,12 +525,18 @@ def dm_move_cycles(slice_bytes: int, slices: int, engines: int) -> int:
 
 
 def stream_stage_cost(stage: Stage, params: object, packets: int) -> StageCost:
-    """One engine of a stream (docs/cost-model.md §4): fetch and commit by their formulas; every other
-    engine (collect, the adapters, cast, trim, register stores) passes one packet per cycle."""
+    """One engine of a stream (docs/cost-model.md §4): fetch, commit, the switch and the transpose by their
+    formulas; every other engine (collect, the adapters, cast, trim, register stores) passes one packet per cycle."""
     if isinstance(params, FetchParams):
         return StageCost(stage, fetch_cycles(params), 0, None, (f"{params.read_size} elements per read",))
     if isinstance(params, CommitParams):
         return StageCost(stage, commit_cycles(params), 0, None, (f"{params.write_bytes} bytes per write",))
+    if isinstance(params, SwitchParams):
+        return StageCost(stage, switch_cycles(params), 0, None, (f"{params.sub_rings} sub-rings of {params.ring_size}",))
+    if isinstance(params, TransposeParams):
+        buffering = "double" if params.double_buffered else "single"
+        return StageCost(stage, transpose_cycles(params), 0, None,
+                         (f"{params.iterations} x {params.in_rows} by {params.in_cols}, {buffering} buffered",))
     return StageCost(stage, packets, 0, None, ("one packet per cycle",))
 
 

@@ -31,9 +31,11 @@ KERNEL_EXAMPLES = [
     "matmul_dm",
     "reduce_b",
     "stream_adapter",
+    "switch_gather",
     "trf_load_i8",
     "trf_sequencer_full_read",
     "trf_sequencer_partial_read",
+    "transpose_rows",
     "valid_size_32",
     "weight_groups",
 ]

@@ -56,8 +56,17 @@ from tcpdsl.tensors.front import FetchTensor as FetchTensor
 from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
 from tcpdsl.tensors.back import CastTensor as CastTensor
 from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
+from tcpdsl.tensors.switched import SwitchTensor as SwitchTensor
+from tcpdsl.tensors.back import TransposeTensor as TransposeTensor
 from tcpdsl.tensors.back import CommitCastTensor as CommitCastTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
+from tcpdsl.verify.switch_config import Broadcast01 as Broadcast01
+from tcpdsl.verify.switch_config import Broadcast1 as Broadcast1
+from tcpdsl.verify.switch_config import CustomBroadcast as CustomBroadcast
+from tcpdsl.verify.switch_config import Forwarding as Forwarding
+from tcpdsl.verify.switch_config import InterTranspose as InterTranspose
+from tcpdsl.verify.switch_config import Transpose as Transpose
+from tcpdsl.verify.switch_config import TransposedBroadcast1 as TransposedBroadcast1
 
 __version__: str
 
@@ -72,11 +81,12 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitCastTensor", "CommitTrimTensor",
-    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor",
-    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "HbmView", "HbmViewMut",
-    "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind",
-    "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact",
-    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m",
-    "mx", "parse", "search", "search_chain", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "Broadcast01", "Broadcast1", "CastTensor", "CollectTensor", "CommitCastTensor",
+    "CommitTrimTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
+    "CustomBroadcast", "Device", "DmTensor", "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor",
+    "Forwarding", "HbmTensor", "HbmView", "HbmViewMut", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError",
+    "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose",
+    "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent",
+    "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse",
+    "search", "search_chain", "try_kernel", "__version__",
 ]

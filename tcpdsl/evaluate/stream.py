@@ -8,15 +8,20 @@ step at which a live cell holds poison. Each keeps its result on the flow, per e
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.flow import Buffer, Flow, Step
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
+from tcpdsl.numerics.scalars import poison
+from tcpdsl.numerics.switch_ops import ring_pass, switch_route
 from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.transpose_ops import transpose_flits
+from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
 
@@ -45,7 +50,11 @@ def simulated(flow: Flow, name: str) -> Buffer:
         root.logical(name), root.terms, root.mapping, root.dtype)
     mapping, dtype = root.mapping, root.dtype
     for step in flow.steps:
-        values, mask = move(buffer, mapping, step.mapping, root.terms, dtype)
+        engine = _ENGINES.get(step.stage)
+        if engine is None:
+            values, mask = move(buffer, mapping, step.mapping, root.terms, dtype)
+        else:
+            values, mask = engine(buffer, step)
         values = np.where(np.isnan(values), values, np.maximum(values, 0)) if step.relu else values
         buffer = convert(values, dtype, step.dtype), mask
         mapping, dtype = step.mapping, step.dtype
@@ -64,3 +73,27 @@ def simulated(flow: Flow, name: str) -> Buffer:
 def simulated_logical(flow: Flow, name: str) -> Array:
     """The simulated buffer read back over the root's terms."""
     return to_terms(simulated(flow, name)[0], flow.mapping, flow.root.terms)
+
+
+def _ring(buffer: Buffer, step: Step) -> Buffer:
+    """The switch: each packet carried round its sub-ring to the slices that keep it (docs/runtime.md §3.10)."""
+    chip, cluster, slice_, time, packet = step.source
+    out_slice, out_time = step.layouts[2:4]
+    route = switch_route(slice_, time, out_slice, out_time, step.params.ring_size)
+    shape = (chip.size * cluster.size, slice_.size, time.size, packet.size)
+    values, mask = buffer
+    return (ring_pass(values.reshape(shape), route, poison(step.dtype)).reshape(-1),
+            ring_pass(np.asarray(mask).reshape(shape), route, 1).reshape(-1))
+
+
+def _transposed(buffer: Buffer, step: Step) -> Buffer:
+    """The transpose: each matrix of rows and packets written out column by column (docs/runtime.md §3.10)."""
+    time, packet = step.source[3:5]
+    shape = (-1, time.size, packet.size)
+    values, mask = buffer
+    return (transpose_flits(values.reshape(shape), step.params, poison(step.dtype)).reshape(-1),
+            transpose_flits(np.asarray(mask).reshape(shape), step.params, 1).reshape(-1))
+
+
+# The engines the simulator runs unit by unit; every other step is the generic move.
+_ENGINES: Final[dict[str, Callable[[Buffer, Step], Buffer]]] = {Stage.SWITCH: _ring, Stage.TRANSPOSE: _transposed}

@@ -72,7 +72,9 @@ class Step:
     """One stage call: the position's physical mapping and dtype after it, and what the verifier derived.
 
     Every step moves cells by their logical coordinates (docs/runtime.md §4); a change of dtype is
-    the RNGD cast of the values.
+    the RNGD cast of the values. ``source`` and ``layouts`` are the layouts before and after the step,
+    one mapping per layout parameter, for the engines the simulator models unit by unit (the switch's
+    ring, the transpose's matrix).
     """
 
     stage: str
@@ -83,6 +85,8 @@ class Step:
     packets: int = 1  # the position's Time size: how many packets the engine passes
     layout: str = ""  # the position's layouts past the grid, as reports show them
     relu: bool = False  # the values are clamped at 0 before the cast (commit_cast_relu)
+    source: tuple[Mapping, ...] = ()
+    layouts: tuple[Mapping, ...] = ()
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,13 +7,14 @@ the call its computed result type: canonical ``Literal`` layouts and the accumul
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Final
 
 from mypy.checker import TypeChecker
-from mypy.nodes import LDEF, Block, CallExpr, Context, Expression, IndexExpr, LambdaExpr, MemberExpr, NameExpr
-from mypy.nodes import RefExpr, StrExpr, Var
+from mypy.nodes import ARG_NAMED, LDEF, Block, CallExpr, Context, Expression, IndexExpr, IntExpr, LambdaExpr
+from mypy.nodes import MemberExpr, NameExpr, RefExpr, StrExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
 from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, TypeType, get_proper_type
@@ -33,6 +34,7 @@ from tcpdsl.verify.families import TIME, TRF, TensorType, check_type
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, compose_stage
+from tcpdsl.verify.switch_config import CONFIGS
 
 # Names standing for names, followed at most this deep.
 _MAX_CONSTANT_DEPTH: Final = 8
@@ -337,6 +339,35 @@ def _lane_mode(ctx: MethodContext, env: Env) -> LaneMode:
     )
 
 
+_CONFIG_CLASSES: Final = {f"{c.__module__}.{c.__name__}": c for c in CONFIGS}
+
+
+def _switch_config(ctx: MethodContext, index: int) -> object:
+    """The switch's configuration: ``tcp.Broadcast1(slice1=8, slice0=4)`` with int fields (each written
+    or a name assigned one once), or a name assigned such a call once. A string or int written there
+    is passed on for the composer to refuse, as the runtime does."""
+    env = checker_env(checker(ctx.api))
+    expr = _only(ctx.args, index)
+    written = _constant(expr, env) if expr is not None else None
+    if isinstance(written, (StrExpr, IntExpr)):
+        return written.value
+    if isinstance(written, CallExpr) and isinstance(written.callee, RefExpr):
+        cls = _CONFIG_CLASSES.get(written.callee.fullname)
+        fields = {f.name for f in dataclasses.fields(cls)} if cls is not None else set()
+        values = [_constant(arg, env) for arg in written.args]
+        if (
+            cls is not None
+            and all(kind == ARG_NAMED for kind in written.arg_kinds)
+            and set(written.arg_names) == fields
+            and all(isinstance(v, IntExpr) for v in values)
+        ):
+            return cls(**{str(n): v.value for n, v in zip(written.arg_names, values) if isinstance(v, IntExpr)})
+    raise Unreadable(
+        "the switch configuration is not written as a configuration call with int fields, "
+        "e.g. tcp.Broadcast1(slice1=8, slice0=4), or a name assigned one once"
+    )
+
+
 def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
     """What a name stands for when it is assigned once (a module constant, a local), else ``expr`` itself.
 
@@ -356,7 +387,9 @@ def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
 
 # How the options and carried arguments of the stage table are read from a call.
 _OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode, "len": _length}
-_POSITIONAL: Final[dict[str, Callable[[MethodContext, int], object]]] = {"dtype": _target_dtype, "start": _start}
+_POSITIONAL: Final[dict[str, Callable[[MethodContext, int], object]]] = {
+    "dtype": _target_dtype, "start": _start, "config": _switch_config,
+}
 _CARRIED: Final[dict[str, Callable[[TypeChecker, MethodContext, TensorType, Env, str], object]]] = {
     "pre_reduce_time": _pre_reduce_time,
     # Which context a stream runs in, and the fetch's read size, change only derived sizes, never a rule.

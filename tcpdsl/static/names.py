@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
-from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, TRF, VRF, Family
+from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, SWITCH, TRANSPOSE, TRF, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -37,6 +37,8 @@ _MODULES: Final = {
     FETCH_CAST: "tcpdsl.tensors.front",
     CAST: "tcpdsl.tensors.back",
     COMMIT_TRIM: "tcpdsl.tensors.back",
+    SWITCH: "tcpdsl.tensors.switched",
+    TRANSPOSE: "tcpdsl.tensors.back",
     COMMIT_CAST: "tcpdsl.tensors.back",
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).

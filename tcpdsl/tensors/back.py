@@ -1,5 +1,5 @@
-"""The stream back: ``cast -> commit_trim -> commit`` / ``commit_view`` (docs/stage-rules.md §4.7-4.8), and
-``to_vrf`` (§4.6).
+"""The stream back: ``cast -> transpose -> commit_trim -> commit`` / ``commit_view`` (docs/stage-rules.md §4.7-4.8,
+§5.2), and ``to_vrf`` (§4.6).
 
 A collected stream or a contraction result casts on the cast engine or trims for the commit; each
 position here has only the methods the hardware allows next. The helpers at the bottom are the
@@ -17,7 +17,7 @@ from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TensorBase,
 from tcpdsl.tensors.memory import DmTensor, DmViewMut, VrfTensor
 from tcpdsl.tensors.stream import FlowTensor, step_of
 from tcpdsl.tensors.subscription import Spec, dtype_name, spec_of
-from tcpdsl.verify.families import CAST, COMMIT_CAST, COMMIT_TRIM
+from tcpdsl.verify.families import CAST, COMMIT_CAST, COMMIT_TRIM, TRANSPOSE
 from tcpdsl.verify.stage import Stage
 
 Out = TypeVar("Out", bound=Scalar)
@@ -31,6 +31,26 @@ class CastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]
 
     def __init__(self) -> None:
         raise unspecialised("CastTensor")
+
+    def transpose(
+        self, *, out_time: object, out_packet: object
+    ) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        return transpose(self, self._flow, out_time, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return trim(self, self._flow, out_packet)  # type: ignore[no-any-return]
+
+
+class TransposeTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
+    """A transposed stream: the columns of the matrices the transpose engine read, one flit per packet."""
+
+    __slots__ = ()
+    __tcp_family__ = TRANSPOSE
+
+    def __init__(self) -> None:
+        raise unspecialised("TransposeTensor")
 
     def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
         """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
@@ -113,6 +133,14 @@ def cast(src: TensorBase, flow: Flow, dtype: object, out_packet: object) -> Any:
     target = dtype_name(Stage.CAST, dtype)
     args = src._mappings(Stage.CAST, out_packet=out_packet)
     return _step(src, flow, CastTensor, Stage.CAST, args, dtype=target)
+
+
+def transpose(src: TensorBase, flow: Flow, out_time: object, out_packet: object) -> Any:
+    """``transpose(out_time=, out_packet=)`` on a collected stream, a contraction result or a cast (§5.2). The
+    step keeps the layouts before and after it: the simulator runs the engine's matrix on them."""
+    args = src._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
+    spec, params = src._compose(Stage.TRANSPOSE, args)
+    return TransposeTensor._of_flow(spec, flow.then(step_of(Stage.TRANSPOSE, spec, params, source=src._spec)))
 
 
 def trim(src: TensorBase, flow: Flow, out_packet: object) -> Any:

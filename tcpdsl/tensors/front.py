@@ -14,9 +14,12 @@ from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TimeT, unspecialised
 from tcpdsl.tensors.sources import CollectTensor
 from tcpdsl.tensors.stream import FlowTensor
+from tcpdsl.tensors.switched import SwitchTensor
 from tcpdsl.verify.families import BEGIN, FETCH, FETCH_CAST
 from tcpdsl.verify.fetch import FetchParams
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.switch import check_config
+from tcpdsl.verify.switch_config import SwitchConfig
 from tcpdsl.tensors.subscription import dtype_name
 
 Out = TypeVar("Out", bound=Scalar)
@@ -53,6 +56,12 @@ class FetchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
         target = dtype_name(Stage.FETCH_CAST, dtype)
         return self._advance(FetchCastTensor, Stage.FETCH_CAST, {}, dtype=target, read_size=read)  # type: ignore[no-any-return]
 
+    def switch(
+        self, config: SwitchConfig, /, *, out_slice: object, out_time: object
+    ) -> SwitchTensor[D, ChipT, ClusterT, Any, Any, PacketT]:
+        """Move the packets between slices as ``config`` routes them (docs/stage-rules.md §5.1)."""
+        return _switch(self, config, out_slice, out_time)  # type: ignore[no-any-return]
+
     def collect(self, *, out_time: object, out_packet: object) -> CollectTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Make each packet exactly one 32-byte flit (docs/stage-rules.md §4.5)."""
         return _collect(self, out_time, out_packet)  # type: ignore[no-any-return]
@@ -67,6 +76,12 @@ class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     def __init__(self) -> None:
         raise unspecialised("FetchCastTensor")
 
+    def switch(
+        self, config: SwitchConfig, /, *, out_slice: object, out_time: object
+    ) -> SwitchTensor[D, ChipT, ClusterT, Any, Any, PacketT]:
+        """Move the packets between slices as ``config`` routes them (docs/stage-rules.md §5.1)."""
+        return _switch(self, config, out_slice, out_time)  # type: ignore[no-any-return]
+
     def collect(self, *, out_time: object, out_packet: object) -> CollectTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Make each packet exactly one 32-byte flit (docs/stage-rules.md §4.5)."""
         return _collect(self, out_time, out_packet)  # type: ignore[no-any-return]
@@ -76,3 +91,8 @@ def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
     args = src._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
     spec, params = src._compose(Stage.COLLECT, args)
     return CollectTensor._collected(spec, src.flow, params)
+
+
+def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:
+    args = src._mappings(Stage.SWITCH, out_slice=out_slice, out_time=out_time)
+    return src._advance(SwitchTensor, Stage.SWITCH, args, config=check_config(config))

@@ -19,7 +19,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root
 from tcpdsl.numerics.moves import lay_out
 from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors import back
-from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.term_arrays import Fixed
 from tcpdsl.numerics.transfer import to_terms
@@ -209,3 +209,7 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
     def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[Acc, ChipT, ClusterT, SliceT, TimeT, Any]:
         """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
         return back.trim(self, self.flow, out_packet)  # type: ignore[no-any-return]
+
+    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[Acc, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        return back.transpose(self, self.flow, out_time, out_packet)  # type: ignore[no-any-return]

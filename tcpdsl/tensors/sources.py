@@ -16,7 +16,7 @@ from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Flow
 from tcpdsl.tensors import back
-from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.tensors.memory import VrfTensor
 from tcpdsl.tensors.stream import root_of, step_of
 from tcpdsl.tensors.context import TuContext
@@ -126,6 +126,10 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     def _collected(cls, spec: Spec, flow: Flow, params: CollectParams) -> Any:
         """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
         return cls._make(spec, None, None, flow=flow.then(step_of(Stage.COLLECT, spec, params)))
+
+    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        return back.transpose(self, self.flow, out_time, out_packet)  # type: ignore[no-any-return]
 
     @property
     def flow(self) -> Flow:

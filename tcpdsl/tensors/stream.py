@@ -23,12 +23,16 @@ from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
 
-def step_of(stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False) -> Step:
-    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters."""
+def step_of(
+    stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
+) -> Step:
+    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
+    with ``source``, the receiver's type, the layouts before and after it too."""
     tt = spec.tensor_type
     packets = tt.layout("Time").size if "Time" in tt.family.layouts else 1
     layout = " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
-    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu)
+    before = source.layouts if source is not None else ()
+    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu, before, spec.layouts)
 
 
 def flow_cost(flow: Flow) -> KernelCost:
@@ -101,7 +105,7 @@ class FlowTensor(TensorBase):
         """The next position: compose the stage's row (``others`` are its options and carried values),
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
         spec, params = self._compose(stage, mappings, *operands, **others)
-        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit)))
+        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit, source=self._spec)))
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""

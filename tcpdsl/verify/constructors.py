@@ -40,7 +40,11 @@ def _check_grid(stage: str, cluster: Mapping, slice_: Mapping) -> None:
 def check_collect_tensor(
     dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
 ) -> None:
-    stage = "CollectTensor"
+    _check_flit_stream("CollectTensor", dtype, cluster, slice_, packet)
+
+
+def _check_flit_stream(stage: str, dtype: str, cluster: Mapping, slice_: Mapping, packet: Mapping) -> None:
+    """A stream position whose Packet is one flit: a collected stream, a transposed one."""
     bits = bits_of(dtype, stage)
     _check_grid(stage, cluster, slice_)
     if packet.size * bits != FLIT_BITS:
@@ -52,6 +56,13 @@ def check_collect_tensor(
             hint=f"make Packet {flit_elements(bits)} elements of {dtype}, padding it with `# {flit_elements(bits)}` "
             "if needed",
         )
+
+
+@memoized
+def check_transpose_tensor(
+    dtype: str, *, chip: Mapping, cluster: Mapping, slice_: Mapping, time: Mapping, packet: Mapping
+) -> None:
+    _check_flit_stream("TransposeTensor", dtype, cluster, slice_, packet)
 
 
 @memoized

@@ -21,6 +21,7 @@ from tcpdsl.verify.constructors import (
     check_contract_outer_tensor,
     check_contract_packet_tensor,
     check_contract_tensor,
+    check_transpose_tensor,
     check_trf_tensor,
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
@@ -97,6 +98,10 @@ def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     check_grid(family, maps["cluster"], maps["slice_"])
 
 
+def _transpose(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_transpose_tensor(dtype, **maps)
+
+
 COLLECT: Final = Family("CollectTensor", ("D",), (*GRID, "Time", "Packet"), _collect)
 TRF: Final = Family("TrfTensor", ("D",), (*GRID, "Lane", "Element"), _trf)
 OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane", "Time", "Packet"), _outer)
@@ -118,6 +123,9 @@ STREAM: Final = (*GRID, "Time", "Packet")
 BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
 FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
 FETCH_CAST: Final = Family("FetchCastTensor", ("D",), STREAM, _position)
+# After the switch and transpose engines (docs/stage-rules.md §5.1, §5.2): a transposed packet is one flit.
+SWITCH: Final = Family("SwitchTensor", ("D",), STREAM, _position)
+TRANSPOSE: Final = Family("TransposeTensor", ("D",), STREAM, _transpose)
 CAST: Final = Family("CastTensor", ("D",), STREAM, _position)
 COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
 COMMIT_CAST: Final = Family("CommitCastTensor", ("D",), STREAM, _position)
@@ -125,7 +133,9 @@ COMMIT_CAST: Final = Family("CommitCastTensor", ("D",), STREAM, _position)
 VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
 
 FAMILIES: Final = {
-    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST, COMMIT_TRIM, COMMIT_CAST, VRF)
+    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, SWITCH,
+        TRANSPOSE, CAST, COMMIT_TRIM, COMMIT_CAST, VRF,
+    )
 }
 
 

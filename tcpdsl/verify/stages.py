@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
+from tcpdsl.verify import compose, compose_back, compose_front, compose_memory, compose_switch
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, TIME, TRF, VRF, Family, TensorType
+from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF, VRF
+from tcpdsl.verify.families import Family, TensorType
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -42,7 +43,8 @@ class StageRow:
     # tensor-unit context that takes the DM view (its receiver family) as its argument.
     method_of: str | None = None
     # Arguments passed positionally before any operand, by the composer's names: the target dtype of
-    # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``.
+    # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``, the
+    # switch's configuration.
     positional: tuple[str, ...] = ()
     optional: tuple[str, ...] = ()  # mappings a call may leave out, for the composer's default
 
@@ -73,6 +75,15 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.CONTRACT_LANE, (TIME,), CONTRACT, ("out_time", "out_packet"), compose.contract_lane, "2.7",
             options=("mode",), carried=("pre_reduce_time",),
         ),
+        # The engines that move stream cells between slices and within a packet (docs/stage-rules.md §5.1, §5.2).
+        StageRow(
+            Stage.SWITCH, (FETCH, FETCH_CAST), SWITCH, ("out_slice", "out_time"), compose_switch.switch, "5.1",
+            positional=("config",),
+        ),
+        StageRow(
+            Stage.TRANSPOSE, (COLLECT, CONTRACT, CAST), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
+            "5.2",
+        ),
         # The stream front (docs/architecture.md, "Adding a stream stage").
         StageRow(Stage.BEGIN, (DM_VIEW,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
         StageRow(
@@ -83,12 +94,17 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.FETCH_CAST, (FETCH,), FETCH_CAST, (), compose_back.fetch_cast, "4.4", carried=("read_size",),
             positional=("dtype",),
         ),
-        StageRow(Stage.COLLECT, (FETCH, FETCH_CAST), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(
+            Stage.COLLECT, (FETCH, FETCH_CAST, SWITCH), COLLECT, ("out_time", "out_packet"), compose_front.collect,
+            "4.5",
+        ),
         StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
         StageRow(Stage.CAST, (COLLECT, CONTRACT), CAST, ("out_packet",), compose_back.cast, "4.7",
                  positional=("dtype",)),
-        StageRow(Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST), COMMIT_TRIM, ("out_packet",), compose_back.commit_trim,
-                 "4.8"),
+        StageRow(
+            Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST, TRANSPOSE), COMMIT_TRIM, ("out_packet",),
+            compose_back.commit_trim, "4.8",
+        ),
         StageRow(
             Stage.COMMIT_CAST, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast, "4.8", carried=("context",),
             positional=("dtype",),
@@ -127,18 +143,11 @@ STAGES: Final[dict[Stage, StageRow]] = {
     )
 }
 
-# Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
-# a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
-UNWIRED: Final = (
-    Stage.SWITCH,
-    Stage.TRANSPOSE,
-)
-
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
 # The stream front in the order its stages run.
-_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.FETCH_CAST, Stage.COLLECT)
-_BACK: Final = (Stage.CAST, Stage.COMMIT_TRIM, Stage.COMMIT)
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.FETCH_CAST, Stage.SWITCH, Stage.COLLECT)
+_BACK: Final = (Stage.CAST, Stage.TRANSPOSE, Stage.COMMIT_TRIM, Stage.COMMIT)
 
 
 def _order(stage: Stage) -> tuple[Stage, ...]:

@@ -67,8 +67,38 @@ def frame_text(parts: list[Part]) -> str:
     return ", ".join(shown) or "1"
 
 
-@memoized
 def verify_switch(
+    dtype: str,
+    config: object,
+    *,
+    cluster: Mapping,
+    slice: Mapping,
+    time: Mapping,
+    packet: Mapping,
+    out_slice: Mapping,
+    out_time: Mapping,
+) -> SwitchParams:
+    """Check ``[Slice, Time] -> [OutSlice, OutTime]`` under ``config`` and derive the ring."""
+    return _verify_config(dtype, check_config(config), cluster=cluster, slice=slice, time=time, packet=packet,
+                          out_slice=out_slice, out_time=out_time)
+
+
+def check_config(config: object) -> SwitchConfig:
+    """``config`` when it is a configuration. Checked before anything keys a cache on it: a user may pass
+    anything, hashable or not."""
+    if not isinstance(config, CONFIGS):
+        raise LayoutError(
+            STAGE,
+            "NotAConfig",
+            f"switch: the configuration must be one of {', '.join(c.name for c in CONFIGS)}, got {config!r}",
+            hint="pass a configuration first, e.g. switch(tcp.Broadcast1(slice1=4, slice0=4), out_slice=..., "
+            "out_time=...)",
+        )
+    return config
+
+
+@memoized
+def _verify_config(
     dtype: str,
     config: SwitchConfig,
     *,
@@ -79,15 +109,6 @@ def verify_switch(
     out_slice: Mapping,
     out_time: Mapping,
 ) -> SwitchParams:
-    """Check ``[Slice, Time] -> [OutSlice, OutTime]`` under ``config`` and derive the ring."""
-    if not isinstance(config, CONFIGS):
-        raise LayoutError(
-            STAGE,
-            "NotAConfig",
-            f"switch: the configuration must be one of {', '.join(c.name for c in CONFIGS)}, got {config!r}",
-            hint="pass a configuration first, e.g. switch(tcp.Broadcast1(slice1=4, slice0=4), out_slice=..., "
-            "out_time=...)",
-        )
     bits = bits_of(dtype, STAGE)
     _check_stream(dtype, bits, cluster, slice, packet)
     if slice.size != out_slice.size:
