@@ -61,7 +61,7 @@ STAGES: Final[dict[Stage, StageRow]] = {
     )
 }
 
-# Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
+# Stages whose rules exist (docs/stage-rules.md §4.1-6.5) but whose typed methods do not yet: each becomes
 # a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
 UNWIRED: Final = (
     Stage.SWITCH,
@@ -84,6 +84,7 @@ UNWIRED: Final = (
     Stage.RESHAPE,
     Stage.TILE,
     Stage.PAD,
+    *(stage for stage in Stage if stage.startswith("vector_")),
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
