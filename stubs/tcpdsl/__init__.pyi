@@ -44,6 +44,24 @@ from tcpdsl.tensors.results import ContractTensor as ContractTensor
 from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
 from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
+from tcpdsl.verify.vector_ops import FpUnaryOp as FpUnaryOp
+from tcpdsl.verify.vector_ops import FpBinaryOp as FpBinaryOp
+from tcpdsl.verify.vector_ops import FpMulAlu as FpMulAlu
+from tcpdsl.verify.vector_ops import FpTernaryOp as FpTernaryOp
+from tcpdsl.verify.vector_ops import LogicBinaryOpI32 as LogicBinaryOpI32
+from tcpdsl.verify.vector_ops import LogicBinaryOpF32 as LogicBinaryOpF32
+from tcpdsl.verify.vector_ops import FxpBinaryOp as FxpBinaryOp
+from tcpdsl.verify.vector_ops import ClipBinaryOpI32 as ClipBinaryOpI32
+from tcpdsl.verify.vector_ops import ClipBinaryOpF32 as ClipBinaryOpF32
+from tcpdsl.verify.vector_ops import IntraSliceReduceOpI32 as IntraSliceReduceOpI32
+from tcpdsl.verify.vector_ops import IntraSliceReduceOpF32 as IntraSliceReduceOpF32
+from tcpdsl.verify.vector_ops import InterSliceReduceOpI32 as InterSliceReduceOpI32
+from tcpdsl.verify.vector_ops import InterSliceReduceOpF32 as InterSliceReduceOpF32
+from tcpdsl.verify.vector_ops import TagMode as TagMode
+from tcpdsl.verify.vector_ops import BinaryArgMode as BinaryArgMode
+from tcpdsl.verify.vector_ops import TernaryArgMode as TernaryArgMode
+from tcpdsl.verify.vector_pass import STASH as STASH
+from tcpdsl.verify.vector_pass import VeOrder as VeOrder
 
 __version__: str
 
@@ -63,4 +81,11 @@ __all__ = [
     "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
     "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
     "m", "mx", "parse", "search", "try_kernel", "__version__",
+]
+# The vector engine's ops and operands (docs/stage-rules.md §6).
+__all__ += [
+    "BinaryArgMode", "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpTernaryOp",
+    "FpUnaryOp", "FxpBinaryOp", "InterSliceReduceOpF32", "InterSliceReduceOpI32", "IntraSliceReduceOpF32",
+    "IntraSliceReduceOpI32", "LogicBinaryOpF32", "LogicBinaryOpI32", "STASH", "TagMode", "TernaryArgMode",
+    "VeOrder",
 ]
