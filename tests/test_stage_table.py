@@ -8,6 +8,9 @@ import re
 from pathlib import Path
 
 from tcpdsl.static.names import STAGE_METHODS, TENSOR_CLASSES, fullname
+from tcpdsl.tensors.device import TensorUnit
+from tcpdsl.tensors.front import BeginTensor, FetchTensor
+from tcpdsl.tensors.memory import DmTensor, DmView
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 from tcpdsl.verify.families import FAMILIES, Family
@@ -17,8 +20,17 @@ from tcpdsl.verify.stages import STAGES, UNWIRED
 ROOT = Path(__file__).resolve().parent.parent
 CLASSES: dict[Family, type] = {
     cls.__tcp_family__: cls
-    for cls in (CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor)
+    for cls in (
+        CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
+        DmTensor, BeginTensor, FetchTensor,
+    )
 }
+# Classes whose methods a row names by StageRow.method_of instead of by its receiver family.
+OWNERS: dict[str, type] = {"TuContext": TensorUnit}
+
+
+def method_class(row_owner: str | None, family: Family) -> type:
+    return OWNERS[row_owner] if row_owner is not None else CLASSES[family]
 # Keyword arguments of a runtime method that are not stage arguments.
 RUNTIME_ONLY = {Stage.CONTRACT_LANE: ("evaluator",)}
 
@@ -32,7 +44,7 @@ def test_every_stage_has_one_row_and_every_family_a_class() -> None:
 
 def test_an_unwired_stage_is_no_method_of_any_class() -> None:
     """A stage whose rules exist without its row is not callable anywhere yet, so nothing skips the table."""
-    for cls in CLASSES.values():
+    for cls in [*CLASSES.values(), DmView, *OWNERS.values()]:
         assert not {name for name in dir(cls) if name in set(UNWIRED)}, cls.__name__
     assert not {name.rpartition(".")[2] for name in STAGE_METHODS} & set(UNWIRED)
 
@@ -41,17 +53,23 @@ def test_each_class_has_exactly_the_methods_of_its_stages() -> None:
     """The typestate: a tensor class has the methods of the stages that may follow it, and no other."""
     for family, cls in CLASSES.items():
         methods = {name for name in dir(cls) if name in set(Stage)}
-        assert methods == {str(row.stage) for row in STAGES.values() if family in row.receivers}, family.name
+        own = {str(row.stage) for row in STAGES.values() if family in row.receivers and row.method_of is None}
+        assert methods == own, family.name
+    for owner, cls in OWNERS.items():
+        methods = {name for name in dir(cls) if name in set(Stage)}
+        assert methods == {str(row.stage) for row in STAGES.values() if row.method_of == owner}, owner
+    assert not {name for name in dir(DmView) if name in set(Stage)}  # a view is begun on, from a context
 
 
 def test_runtime_methods_take_the_arguments_of_their_row() -> None:
     for row in STAGES.values():
         for family in row.receivers:
-            signature = inspect.signature(getattr(CLASSES[family], row.stage))
+            signature = inspect.signature(getattr(method_class(row.method_of, family), row.stage))
             params = list(signature.parameters.values())[1:]  # after self
             positional = [p.name for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
             keywords = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
-            assert positional == [name for name, _ in row.operands], row.stage
+            receiver = ["view"] if row.method_of is not None else []  # begin(view): the receiver is passed
+            assert positional == [*receiver, *(name for name, _ in row.operands)], row.stage
             assert keywords == [*row.keywords, *RUNTIME_ONLY.get(row.stage, ())], row.stage
             returned = str(signature.return_annotation)
             assert returned.split("[")[0] == row.result.name, (row.stage, returned)
@@ -65,9 +83,17 @@ def test_the_facade_stub_exports_each_class_from_where_the_plugin_looks() -> Non
 
 
 def test_the_plugin_hooks_every_method_of_the_table() -> None:
-    expected = {f"{fullname(f)}.{row.stage}": row.stage for row in STAGES.values() for f in row.receivers}
+    expected = {
+        f"{fullname(f) if row.method_of is None else _qualified(OWNERS[row.method_of])}.{row.stage}": row.stage
+        for row in STAGES.values()
+        for f in row.receivers
+    }
     assert STAGE_METHODS == expected
     assert set(TENSOR_CLASSES.values()) == set(FAMILIES.values())
+
+
+def _qualified(cls: type) -> str:
+    return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def test_each_row_names_the_section_of_its_rules() -> None:

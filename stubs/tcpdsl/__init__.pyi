@@ -43,6 +43,10 @@ from tcpdsl.tensors.results import ContractPacketTensor as ContractPacketTensor
 from tcpdsl.tensors.results import ContractTensor as ContractTensor
 from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
 from tcpdsl.tensors.sources import TrfTensor as TrfTensor
+from tcpdsl.tensors.memory import DmTensor as DmTensor
+from tcpdsl.tensors.memory import DmView as DmView
+from tcpdsl.tensors.front import BeginTensor as BeginTensor
+from tcpdsl.tensors.front import FetchTensor as FetchTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.vector_ops import FpUnaryOp as FpUnaryOp
 from tcpdsl.verify.vector_ops import FpBinaryOp as FpBinaryOp
@@ -76,11 +80,12 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
-    "Device", "DtypeError", "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS",
-    "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact",
-    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel",
-    "m", "mx", "parse", "search", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor",
+    "ContractTimeTensor", "Device", "DmTensor", "DmView", "DtypeError", "FetchTensor", "Index", "LaneMode",
+    "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError",
+    "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3",
+    "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel",
+    "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [

@@ -17,6 +17,7 @@ from tcpdsl.errors import TcpError
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow
 
 DEFAULT: Final = "fused"
 
@@ -37,7 +38,9 @@ class Evaluator(Protocol):
     the accumulator's numpy dtype, with every padding cell 0. ``logical`` returns what ``run``
     holds read back with one dimension per term the result's mapping holds
     (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
-    can avoid it.
+    can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
+    (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
+    mapping.
     """
 
     name: str
@@ -45,6 +48,10 @@ class Evaluator(Protocol):
     def run(self, chain: Chain) -> npt.NDArray[Any]: ...
 
     def logical(self, chain: Chain) -> npt.NDArray[Any]: ...
+
+    def flow_logical(self, flow: Flow) -> npt.NDArray[Any]: ...
+
+    def flow_physical(self, flow: Flow) -> npt.NDArray[Any]: ...
 
 
 _EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}

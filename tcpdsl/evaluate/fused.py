@@ -28,9 +28,12 @@ from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_s
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up
+from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
-from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.verify.stage import Stage
 
@@ -195,3 +198,13 @@ class FusedEvaluator:
         stream, weight = chain.stream, chain.weight
         folded = found.fold.run(stream.widened(), weight.widened())
         return folded.logical(found.terms)
+
+    def flow_logical(self, flow: Flow) -> Array:
+        """A stream's values over its root's terms (docs/runtime.md §4)."""
+        return fused_logical(flow, self.name)
+
+    def flow_physical(self, flow: Flow) -> Array:
+        """A stream's values laid out on its last mapping, padding 0."""
+        values = fused_logical(flow, self.name)
+        held, axes = coordinate_array(values, flow.root.terms)
+        return to_physical(held, axes, flow.mapping, 0)

@@ -43,7 +43,9 @@ from tcpdsl.evaluate.hardware import (
     time_reducer,
     trf_sequencer,
 )
+from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -244,3 +246,11 @@ class SimulateEvaluator:
     def logical(self, chain: Chain) -> Array:
         mapping = chain.result_mapping()
         return to_terms(self.run(chain), mapping, logical_terms(mapping))
+
+    def flow_logical(self, flow: Flow) -> Array:
+        """A stream's values over its root's terms, read back from the simulated buffer (docs/runtime.md §4)."""
+        return simulated_logical(flow, self.name)
+
+    def flow_physical(self, flow: Flow) -> Array:
+        """A stream's physical buffer, moved through every step; Top padding holds poison."""
+        return simulated(flow, self.name)[0]

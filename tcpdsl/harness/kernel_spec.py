@@ -38,7 +38,9 @@ _INT_RANGES: Final[dict[str, tuple[int, int]]] = {
     "i9": (-256, 256),
     "i32": (-1024, 1024),
 }
-_SOURCES: Final = ("CollectTensor", "TrfTensor")
+_SOURCES: Final = ("CollectTensor", "TrfTensor", "DmTensor")
+# Memory tensors are built from data alone: they sit in DM, not in a tensor-unit context.
+_IN_MEMORY: Final = ("DmTensor",)
 
 
 class KernelSpecError(TcpError, TypeError):
@@ -89,7 +91,7 @@ class TensorParam:
 
     def build(self, tensor: Tensor, context: TuContext) -> object:
         """Lay ``tensor`` out as this parameter's type."""
-        return self.hint(context, tensor)
+        return self.hint(tensor) if self.family in _IN_MEMORY else self.hint(context, tensor)
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
     spec = getattr(hint, "__tcp_spec__", None)
     if not isinstance(hint, Specialised) or not isinstance(spec, Spec) or spec.family.name not in _SOURCES:
         raise KernelSpecError(
-            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor or TrfTensor, got {hint!r}"
+            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor, TrfTensor or DmTensor, got {hint!r}"
         )
     full = pairs(list(spec.layouts))
     found = held(full)

@@ -176,7 +176,8 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
     args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
-    src = operand(ctx.type, types, module)
+    # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
+    src = operand(ctx.arg_types[0][0] if row.method_of and ctx.arg_types[0] else ctx.type, types, module)
     operands = []
     for name, family in row.operands:
         arg_type = _arg_type(ctx, name)
@@ -312,6 +313,8 @@ def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
 _OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode}
 _CARRIED: Final[dict[str, Callable[[TypeChecker, MethodContext, TensorType, Env, str], object]]] = {
     "pre_reduce_time": _pre_reduce_time,
+    # Which context a stream runs in changes only the derived read size, never a rule.
+    "context": lambda chk, ctx, src, env, module: "main",
 }
 # What a stage can still check when an operand's layouts are not known.
 _PARTIAL: Final[dict[Stage, Callable[[Type, Type, Env, str], None]]] = {Stage.CONTRACT_OUTER: _outer_pairing}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import COLLECT, FAMILIES, TRF, Family
+from tcpdsl.verify.families import BEGIN, COLLECT, DM, FAMILIES, FETCH, TRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -20,17 +20,30 @@ FACADE: Final = "tcpdsl"
 MAPPING_FORM: Final = "m"
 
 
-SOURCE_FAMILIES: Final = frozenset({COLLECT, TRF})
+# The module defining each family's class; the contraction results are in RESULTS_MODULE.
+_MODULES: Final = {
+    COLLECT: SOURCES_MODULE,
+    TRF: SOURCES_MODULE,
+    DM: "tcpdsl.tensors.memory",
+    BEGIN: "tcpdsl.tensors.front",
+    FETCH: "tcpdsl.tensors.front",
+}
+# Where stage methods that are not their receiver's are defined (StageRow.method_of).
+_OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}
+# Classes of a family besides the family's own: a DM view has the type of a DM tensor.
+_ALIASES: Final = {"tcpdsl.tensors.memory.DmView": DM}
 
 
 def fullname(family: Family) -> str:
     """Where the runtime defines a family's class."""
-    return f"{SOURCES_MODULE if family in SOURCE_FAMILIES else RESULTS_MODULE}.{family.name}"
+    return f"{_MODULES.get(family, RESULTS_MODULE)}.{family.name}"
 
 
-TENSOR_CLASSES: Final = {fullname(f): f for f in FAMILIES.values()}
+TENSOR_CLASSES: Final = {**{fullname(f): f for f in FAMILIES.values()}, **_ALIASES}
 
 # Stage methods, from the stage table: "<defining class>.<method>" -> the stage.
 STAGE_METHODS: Final[dict[str, Stage]] = {
-    f"{fullname(family)}.{row.stage}": row.stage for row in STAGES.values() for family in row.receivers
+    f"{_OWNERS[row.method_of] if row.method_of else fullname(family)}.{row.stage}": row.stage
+    for row in STAGES.values()
+    for family in row.receivers
 }

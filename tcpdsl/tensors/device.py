@@ -1,37 +1,31 @@
-"""The device a kernel runs on and its two tensor-unit contexts, ``main`` and ``sub``."""
+"""The device a kernel runs on and its two tensor-unit contexts, ``main`` and ``sub``, which begin streams."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any
 
 from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.context import Topology, TuContext
+from tcpdsl.tensors.front import BeginTensor
+from tcpdsl.tensors.memory import DmView
+from tcpdsl.tensors.subscription import spec_of
+from tcpdsl.verify.stage import Stage
 
-Unit = Literal["main", "sub"]
-
-
-@dataclass(frozen=True)
-class Topology:
-    """How many chips, and processing elements per chip, the device has."""
-
-    chips: int = 1
-    pes: int = 8
-
-    def __post_init__(self) -> None:
-        for name, value in (("chips", self.chips), ("pes", self.pes)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise LayoutError("Topology", "TopologySize", f"{name} must be a positive int, got {value!r}")
+__all__ = ["Device", "TensorUnit", "Topology", "TuContext"]
 
 
-@dataclass(frozen=True)
-class TuContext:
-    """One tensor-unit context of a device: contraction runs in ``main``, TRF loading usually in ``sub``."""
+class TensorUnit(TuContext):
+    """A tensor-unit context as the device hands it out: it begins streams on DM views."""
 
-    device: Device = field(repr=False)
-    unit: Unit
-
-    def __repr__(self) -> str:
-        return f"{self.device!r}.{self.unit}"
+    def begin(self, view: DmView[Any, Any, Any, Any, Any], /) -> BeginTensor[Any, Any, Any, Any, Any, Any]:
+        """Begin a stream on a DM view: one packet of the view's Element per slice (docs/stage-rules.md §4.3)."""
+        spec = spec_of(view)
+        if not isinstance(view, DmView) or spec is None:
+            raise LayoutError(
+                Stage.BEGIN, "NotAView", f"begin takes a view of a DM tensor, got {type(view).__name__}",
+                hint="begin on dm.view() or on a tile of it",
+            )
+        return view._advance(BeginTensor, Stage.BEGIN, {}, unit=self.unit)  # type: ignore[no-any-return]
 
 
 class Device:
@@ -45,8 +39,8 @@ class Device:
         if not isinstance(topology, Topology):
             raise LayoutError("Device", "NotATopology", f"expected a tcp.Topology, got {type(topology).__name__}")
         self.topology = topology
-        self.main = TuContext(self, "main")
-        self.sub = TuContext(self, "sub")
+        self.main = TensorUnit(self, "main")
+        self.sub = TensorUnit(self, "sub")
 
     def __repr__(self) -> str:
         return f"Device(chips={self.topology.chips}, pes={self.topology.pes})"

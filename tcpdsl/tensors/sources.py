@@ -12,8 +12,10 @@ from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
+from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.tensors.device import TuContext
+from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.fit import check_fit
@@ -24,6 +26,7 @@ from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8,
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
+from tcpdsl.verify.collect import CollectParams
 from tcpdsl.verify.params import TrfParams
 from tcpdsl.verify.stage import Stage
 
@@ -41,7 +44,7 @@ def _place(spec: Spec, context: TuContext, stage: str) -> None:
     check_placement(stage, chip=chip, cluster=cluster, slice_=slice_, chips=topology.chips, pes=topology.pes)
 
 
-def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
+def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
     """Check ``tensor`` against a source layout and cast it to the dtype."""
     if not isinstance(tensor, Tensor):
         raise LayoutError(
@@ -55,19 +58,31 @@ def _layout_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
 class SourceTensor(TensorBase):
     """A tensor holding data: a collected stream, or TRF weights."""
 
-    __slots__ = ("_tensor", "_context", "_trf_params")
-    _tensor: Tensor
+    __slots__ = ("_held", "_flow", "_context", "_trf_params")
+    _held: Tensor | None
+    _flow: Flow | None  # the stream that produced it (collect), read on first use
     _context: TuContext | None
     _trf_params: TrfParams | None
 
     @classmethod
-    def _make(cls, spec: Spec, tensor: Tensor, context: TuContext | None, trf: TrfParams | None = None) -> Any:
+    def _make(cls, spec: Spec, tensor: Tensor | None, context: TuContext | None, trf: TrfParams | None = None,
+              flow: Flow | None = None) -> Any:
         out = object.__new__(cls)
         out._spec = spec
-        out._tensor = tensor
+        out._held = tensor
+        out._flow = flow
         out._context = context
         out._trf_params = trf
         return out
+
+    @property
+    def _tensor(self) -> Tensor:
+        """The logical tensor; a collected stream's is computed by the selected evaluator when first read."""
+        if self._held is None:
+            assert self._flow is not None
+            root = self._flow.root
+            self._held = Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
+        return self._held
 
     @property
     def context(self) -> TuContext | None:
@@ -112,7 +127,13 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
                 "CollectTensor", "NotAContext", f"expected a device context such as dev.main, got {type(context).__name__}",
             )
         _place(spec, context, "CollectTensor")
-        return CollectTensor._make(spec, _layout_logical(spec, tensor, "CollectTensor"), context)
+        return CollectTensor._make(spec, lay_out_logical(spec, tensor, "CollectTensor"), context)
+
+    @classmethod
+    def _collected(cls, spec: Spec, flow: Flow, params: CollectParams) -> Any:
+        """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
+        return cls._make(spec, None, None, flow=flow.then(Step(Stage.COLLECT, spec.mapping, spec.tensor_type.dtype,
+                                                                 params)))
 
     @property
     def time(self) -> Mapping:
@@ -230,7 +251,7 @@ class TrfTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, LaneT, Element
             )
         if context is not None:
             _place(spec, context, "TrfTensor")
-        return TrfTensor._make(spec, _layout_logical(spec, args[-1], "TrfTensor"), context)
+        return TrfTensor._make(spec, lay_out_logical(spec, args[-1], "TrfTensor"), context)
 
     @property
     def lane(self) -> Mapping:

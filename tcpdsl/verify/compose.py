@@ -25,7 +25,7 @@ from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.time_reducer import verify_contract_time
 from tcpdsl.verify.to_trf import verify_to_trf
 
-def _meeting(*types: TensorType, **arguments: Mapping) -> None:
+def meeting(*types: TensorType, **arguments: Mapping) -> None:
     """The layouts that meet in a stage call agree on the size of every axis they name."""
     named = [(f"the {t.family.name}'s {p}", m) for t in types for p, m in zip(t.family.layouts, t.layouts)]
     check_axis_sizes([*named, *arguments.items()])
@@ -55,7 +55,7 @@ def _same_grid(stream: Sequence[Mapping | None], trf: Sequence[Mapping | None]) 
 
 def to_trf(src: TensorType, *, lane: Mapping, element: Mapping) -> tuple[TensorType, TrfParams]:
     """Load a collected stream into the TRF as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
-    _meeting(src, lane=lane, element=element)
+    meeting(src, lane=lane, element=element)
     params = verify_to_trf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), lane=lane, element=element)
     return check_type(TRF, src.dtypes, (*src.grid, lane, element)), params
 
@@ -69,7 +69,7 @@ def contract_outer(
             Stage.CONTRACT_OUTER, "NotATrf", f"contract_outer takes TRF weights (a TrfTensor), got a {trf.family.name}",
             hint="load the weights with .to_trf(lane=..., element=...) or build a tcp.TrfTensor[...]",
         )
-    _meeting(stream, trf, out_time=out_time, out_packet=out_packet)
+    meeting(stream, trf, out_time=out_time, out_packet=out_packet)
     acc = multiplier(stream.dtype, trf.dtype, stream.grid, trf.grid)
     lane = trf.layout("Lane")
     params = verify_contract_outer(
@@ -87,14 +87,14 @@ def contract_outer(
 
 def contract_packet(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType, PacketParams]:
     """Sum the innermost packet cells in the adder tree (docs/stage-rules.md §2.5)."""
-    _meeting(src, out_packet=out_packet)
+    meeting(src, out_packet=out_packet)
     params = verify_contract_packet(src.dtypes[1], packet=src.layout("Packet"), out_packet=out_packet)
     return check_type(PACKET, src.dtypes[:1], (*src.layouts[:5], out_packet)), params
 
 
 def contract_time(src: TensorType, *, out_time: Mapping) -> tuple[TensorType, TimeParams]:
     """Accumulate across Time, keeping the axes of ``out_time`` (docs/stage-rules.md §2.6)."""
-    _meeting(src, out_time=out_time)
+    meeting(src, out_time=out_time)
     params = verify_contract_time(time=src.layout("Time"), out_time=out_time)
     layouts = src.layouts
     return check_type(TIME, src.dtypes, (*layouts[:4], out_time, layouts[5])), params
@@ -107,7 +107,7 @@ def contract_lane(
 
     ``pre_reduce_time`` is the OutTime of ``contract_outer``: the accumulator's capacity depends on it.
     """
-    _meeting(src, out_time=out_time, out_packet=out_packet)
+    meeting(src, out_time=out_time, out_packet=out_packet)
     params = verify_contract_lane(
         lane=src.layout("Lane"),
         time=src.layout("Time"),

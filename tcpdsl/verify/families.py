@@ -1,4 +1,4 @@
-"""The six tensor families of the contraction chain and the constraints on their types.
+"""The tensor families (the contraction chain, memory, the stream positions) and the constraints on their types.
 
 A family is a tensor class by its parameters (dtypes first, then layouts, in the RNGD order of
 docs/stage-rules.md §2.2). A :class:`TensorType` is one concrete type of a family: dtype names
@@ -24,6 +24,7 @@ from tcpdsl.verify.constructors import (
     check_trf_tensor,
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
+from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
 
 GRID: Final = ("Chip", "Cluster", "Slice")
 
@@ -71,6 +72,17 @@ def _contract(family: str, acc: str, maps: dict[str, Mapping]) -> None:
     check_contract_tensor(acc, **maps)
 
 
+def _dm(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_dm_tensor(dtype, **maps)
+
+
+def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    """A stream position's own type rules: a stream dtype on a grid the tensor unit has; its layouts
+    are checked by the stage that produces it (docs/stage-rules.md §4)."""
+    stream_bits(family, dtype)
+    check_grid(family, maps["cluster"], maps["slice_"])
+
+
 COLLECT: Final = Family("CollectTensor", ("D",), (*GRID, "Time", "Packet"), _collect)
 TRF: Final = Family("TrfTensor", ("D",), (*GRID, "Lane", "Element"), _trf)
 OUTER: Final = Family("ContractOuterTensor", ("Acc", "Storage"), (*GRID, "Lane", "Time", "Packet"), _outer)
@@ -78,7 +90,15 @@ PACKET: Final = Family("ContractPacketTensor", ("Acc",), (*GRID, "Lane", "Time",
 TIME: Final = Family("ContractTimeTensor", ("Acc",), (*GRID, "Lane", "Time", "Packet"), _reduced)
 CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), _contract)
 
-FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT)}
+# Memory (docs/stage-rules.md §4.1).
+DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
+# The stream positions before and after the contraction chain, one family per position (docs/architecture.md,
+# "Adding a stream stage"): each class has only the methods of the stages that may follow it.
+STREAM: Final = (*GRID, "Time", "Packet")
+BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
+FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
+
+FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH)}
 
 
 @dataclass(frozen=True)

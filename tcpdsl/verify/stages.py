@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose
-from tcpdsl.verify.families import COLLECT, CONTRACT, OUTER, PACKET, TIME, TRF, Family, TensorType
+from tcpdsl.verify import compose, compose_front
+from tcpdsl.verify.families import BEGIN, COLLECT, CONTRACT, DM, FETCH, OUTER, PACKET, TIME, TRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
@@ -37,12 +37,18 @@ class StageRow:
     options: tuple[str, ...] = ()  # other keyword arguments the composer takes from the call
     operands: tuple[tuple[str, Family], ...] = ()  # tensors passed besides the receiver, by name
     carried: tuple[str, ...] = ()  # composer arguments taken from earlier stages, not from the call
+    # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
+    # tensor-unit context that takes the DM view (its receiver family) as its argument.
+    method_of: str | None = None
 
     @property
     def keywords(self) -> tuple[str, ...]:
         """The keyword arguments of the method, in order."""
         return self.mappings + self.options
 
+
+# Where ``begin`` is defined: a tensor-unit context, ``dev.main`` or ``dev.sub``.
+CONTEXT: Final = "TuContext"
 
 STAGES: Final[dict[Stage, StageRow]] = {
     row.stage: row
@@ -58,6 +64,13 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.CONTRACT_LANE, (TIME,), CONTRACT, ("out_time", "out_packet"), compose.contract_lane, "2.7",
             options=("mode",), carried=("pre_reduce_time",),
         ),
+        # The stream front (docs/architecture.md, "Adding a stream stage").
+        StageRow(Stage.BEGIN, (DM,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
+        StageRow(
+            Stage.FETCH, (BEGIN,), FETCH, ("out_time", "out_packet"), compose_front.fetch, "4.3",
+            carried=("context",),
+        ),
+        StageRow(Stage.COLLECT, (FETCH,), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
     )
 }
 
@@ -66,10 +79,7 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.BEGIN,
-    Stage.FETCH,
     Stage.FETCH_CAST,
-    Stage.COLLECT,
     Stage.TO_VRF,
     Stage.CAST,
     Stage.COMMIT_TRIM,
@@ -89,6 +99,8 @@ UNWIRED: Final = (
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
+# The stream front in the order its stages run.
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.COLLECT)
 
 
 def check_receiver(stage: Stage, src: TensorType) -> None:
@@ -98,7 +110,7 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
         receivers = " or ".join(f.name for f in row.receivers)
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(_CHAIN)}",
+            hint=f"call the stages in order: {' -> '.join(_FRONT if stage in _FRONT else _CHAIN)}",
         )
 
 

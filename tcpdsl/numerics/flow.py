@@ -1,0 +1,87 @@
+"""The lazy value of a stream: where it starts and the steps recorded on it since (docs/architecture.md,
+"Adding a stream stage").
+
+A memory tensor or a stream position holds a :class:`Flow`. Its :class:`Root` is data laid out on a
+mapping (a memory tensor built from a logical tensor, or a contraction result read through its
+chain); each :class:`Step` is one stage call: the physical mapping and dtype after it, the
+parameters its verifier derived and the tensor-unit context it ran in. Nothing moves while a flow
+is built; an evaluator reads it (``evaluate``): the fused one converts the logical values at each
+change of dtype, the simulator moves a physical buffer through every step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy.typing as npt
+
+from tcpdsl.algebra import Mapping, Term
+from tcpdsl.numerics.term_arrays import Fixed
+
+Array = npt.NDArray[Any]
+# A physical buffer over a mapping (1-D) and its poison mask (1 where a cell holds no defined value).
+Buffer = tuple[Array, npt.NDArray[Any]]
+
+
+@dataclass(frozen=True, eq=False)
+class Root:
+    """Where a flow starts: data of ``dtype`` over ``terms`` laid out on ``mapping``.
+
+    ``logical`` gives the values over ``terms`` as the named evaluator computes them; ``physical``,
+    when given, the physical buffer and its poison mask (a contraction result's, or a memory tensor's
+    that an earlier flow wrote); without it the buffer is the logical values laid out, Top padding
+    poisoned.
+    """
+
+    mapping: Mapping
+    dtype: str
+    terms: tuple[Term, ...]
+    fixed: tuple[Fixed, ...]
+    logical: Callable[[str], Array] = field(repr=False)
+    physical: Callable[[str], Buffer] | None = field(default=None, repr=False)
+
+
+@dataclass(frozen=True, eq=False)
+class Step:
+    """One stage call: the position's physical mapping and dtype after it, and what the verifier derived.
+
+    Every step moves cells by their logical coordinates (docs/runtime.md §4); a change of dtype is
+    the RNGD cast of the values. ``into`` is the flow of the memory tensor a ``commit_view`` writes
+    into: its cells outside the written window keep their values.
+    """
+
+    stage: str
+    mapping: Mapping
+    dtype: str
+    params: Any = None
+    context: str | None = None
+    into: Flow | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Flow:
+    """A root and the steps taken from it; the values are computed by an evaluator and kept per evaluator."""
+
+    root: Root
+    steps: tuple[Step, ...] = ()
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def then(self, step: Step) -> Flow:
+        """The flow one stage further."""
+        return Flow(self.root, (*self.steps, step))
+
+    @property
+    def mapping(self) -> Mapping:
+        """The physical mapping of the last position."""
+        return self.steps[-1].mapping if self.steps else self.root.mapping
+
+    @property
+    def dtype(self) -> str:
+        return self.steps[-1].dtype if self.steps else self.root.dtype
+
+    @property
+    def context(self) -> str:
+        """The tensor-unit context of the stream (``main`` unless a step says otherwise)."""
+        return next((s.context for s in reversed(self.steps) if s.context is not None), "main")

@@ -1,0 +1,64 @@
+"""What memory tensors and stream positions share: a lazy :class:`~tcpdsl.numerics.flow.Flow` and one step method.
+
+A stream position is a class of its own per family (docs/architecture.md, "Adding a stream stage"),
+with only the methods of the stages that may follow it. Each such method is a few lines: read the
+row's mappings (:meth:`TensorBase._mappings`), compose the row (:meth:`TensorBase._compose`), and
+:meth:`FlowTensor._advance` records the step on the flow. Values are computed by the selected
+evaluator when they are read.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tcpdsl.evaluate.backend import get as get_evaluator
+from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.subscription import Spec
+from tcpdsl.verify.stage import Stage
+
+
+class FlowTensor(TensorBase):
+    """A tensor whose value is a flow: a memory tensor or a stream position."""
+
+    __slots__ = ("_flow",)
+    _flow: Flow
+
+    @classmethod
+    def _of_flow(cls, spec: Spec, flow: Flow) -> Any:
+        out = object.__new__(cls)
+        out._spec = spec
+        out._flow = flow
+        return out
+
+    @property
+    def flow(self) -> Flow:
+        """The root and the steps an evaluator reads."""
+        return self._flow
+
+    def _advance(self, cls: type[FlowTensor], stage: Stage, mappings: dict[str, Any], *operands: Spec,
+                 unit: str | None = None, **others: Any) -> Any:
+        """The next position: compose the stage's row (``others`` are its options and carried values),
+        then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
+        spec, params = self._compose(stage, mappings, *operands, **others)
+        tt = spec.tensor_type
+        return cls._of_flow(spec, self._flow.then(Step(stage, spec.mapping, tt.dtype, params, unit)))
+
+    def to_tensor(self) -> Tensor:
+        """The logical values, in this position's dtype, computed by the selected evaluator."""
+        root = self._flow.root
+        return Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
+
+    def physical(self) -> Array:
+        return get_evaluator().flow_physical(self._flow).reshape(self._dims())
+
+    def _describe(self) -> str:
+        lines = [f"{self._spec.text()}"]
+        for step in self._flow.steps:
+            lines.append(f"  {step.stage} -> {step.mapping} ({step.dtype}){_params(step.params)}")
+        return "\n".join(lines)
+
+
+def _params(params: object) -> str:
+    return "" if params is None else f": {params}"
