@@ -13,7 +13,9 @@ from tcpdsl.tensors.front import BeginTensor, FetchTensor
 from tcpdsl.tensors.memory import DmTensor, DmView
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
-from tcpdsl.verify.families import FAMILIES, Family
+from tcpdsl.tensors import vector
+from tcpdsl.tensors.vrf import VrfTensor
+from tcpdsl.verify.families import FAMILIES, VECTOR_FAMILIES, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, UNWIRED
 
@@ -22,7 +24,8 @@ CLASSES: dict[Family, type] = {
     cls.__tcp_family__: cls
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
-        DmTensor, BeginTensor, FetchTensor,
+        DmTensor, BeginTensor, FetchTensor, VrfTensor,
+        *(getattr(vector, f.name) for f in VECTOR_FAMILIES.values()),
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.
@@ -32,7 +35,14 @@ OWNERS: dict[str, type] = {"TuContext": TensorUnit}
 def method_class(row_owner: str | None, family: Family) -> type:
     return OWNERS[row_owner] if row_owner is not None else CLASSES[family]
 # Keyword arguments of a runtime method that are not stage arguments.
-RUNTIME_ONLY = {Stage.CONTRACT_LANE: ("evaluator",)}
+RUNTIME_ONLY = {
+    Stage.CONTRACT_LANE: ("evaluator",),
+    # An argument mode only says which inputs an op reads: the evaluators use it, no rule does.
+    **{stage: ("mode",) for stage in (
+        Stage.VECTOR_LOGIC, Stage.VECTOR_FXP, Stage.VECTOR_FP_BINARY, Stage.VECTOR_FP_TERNARY, Stage.VECTOR_FP_DIV,
+        Stage.VECTOR_CLIP,
+    )},
+}
 
 
 def test_every_stage_has_one_row_and_every_family_a_class() -> None:
@@ -69,10 +79,11 @@ def test_runtime_methods_take_the_arguments_of_their_row() -> None:
             positional = [p.name for p in params if p.kind is not inspect.Parameter.KEYWORD_ONLY]
             keywords = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
             receiver = ["view"] if row.method_of is not None else []  # begin(view): the receiver is passed
-            assert positional == [*receiver, *(name for name, _ in row.operands)], row.stage
+            assert positional == [*receiver, *row.arguments, *(name for name, _ in row.operands)], row.stage
             assert keywords == [*row.keywords, *RUNTIME_ONLY.get(row.stage, ())], row.stage
             returned = str(signature.return_annotation)
-            assert returned.split("[")[0] == row.result.name, (row.stage, returned)
+            result = row.result or family  # a vector method that stays at its position returns its own class
+            assert returned.split("[")[0] == result.name, (row.stage, returned)
 
 
 def test_the_facade_stub_exports_each_class_from_where_the_plugin_looks() -> None:

@@ -14,7 +14,7 @@ from tcpdsl.evaluate import vector_fused, vector_simulate
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.vector_chain import Constant, PassSource, PassStep, VectorChain, VrfValues
 from tcpdsl.verify import vector_compose as vc
-from tcpdsl.verify.families import COLLECT, GRID, Family, TensorType, check_type
+from tcpdsl.verify.families import COLLECT, VRF, TensorType, check_type
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_ops import (
     ClipBinaryOpF32,
@@ -28,7 +28,6 @@ from tcpdsl.verify.vector_ops import (
 from tcpdsl.verify.vector_pass import STASH, Immediate
 
 EVALUATORS = ["fused", "simulate"]
-VRF = Family("VrfTensor", ("D",), (*GRID, "Element"), lambda family, dtype, maps: None)
 
 
 class Pass:
@@ -63,8 +62,8 @@ class Pass:
     def evaluate(self, evaluator: str) -> np.ndarray[Any, Any]:
         """The logical result over the last layout's terms."""
         if evaluator == "fused":
-            return vector_fused.run_pass(self.chain, self.chain.source.logical(evaluator))
-        flat = vector_simulate.run_pass(self.chain, self.chain.source.physical(evaluator))
+            return vector_fused.run_pass(self.chain, evaluator)
+        flat = vector_simulate.run_pass(self.chain, evaluator)
         mapping = pairs(list(self.type.layouts))
         return to_terms(flat, mapping, logical_terms(mapping))
 
@@ -125,7 +124,7 @@ def test_vrf_operand_broadcast_by_axis(evaluator: str) -> None:
     p = tag(Pass(x, "T H", ["1", "1", "T # 64", "H / 8", "H % 8"], {"T": t, "H": h}))
     operand = TensorType(VRF, ("f32",), (p.m("1"), p.m("1"), p.m("T # 64"), p.m("H")))
     p.call(Stage.VECTOR_CLIP, vc.vector_clip, op=ClipBinaryOpF32.ADD, operand=operand,
-           record={"op": ClipBinaryOpF32.ADD, "operands": (VrfValues(v, logical_terms(p.m("H"))),)})
+           record={"op": ClipBinaryOpF32.ADD, "operands": (VrfValues(lambda name: v, logical_terms(p.m("H"))),)})
     got = final(p).evaluate(evaluator)
     np.testing.assert_array_equal(got.reshape(t, h), x + v)
 

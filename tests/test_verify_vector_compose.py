@@ -11,8 +11,7 @@ import pytest
 from tcpdsl.algebra import Mapping, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify import vector_compose as vc
-from tcpdsl.verify.families import COLLECT, GRID, Family, TensorType, check_type
-from tcpdsl.verify.vector_families import VECTOR_FAMILIES
+from tcpdsl.verify.families import COLLECT, VECTOR_FAMILIES, VRF, TensorType, check_type
 from tcpdsl.verify.vector_ops import (
     ClipBinaryOpF32,
     FpBinaryOp,
@@ -26,7 +25,6 @@ from tcpdsl.verify.vector_ops import (
 from tcpdsl.verify.vector_pass import STASH, Immediate, StashState, VeOrder, VeStage
 
 H = {"H": 1024, "S": 256}
-VRF = Family("VrfTensor", ("D",), (*GRID, "Element"), lambda family, dtype, maps: None)
 
 
 def m(text: str, **sizes: int) -> Mapping:

@@ -66,6 +66,24 @@ from tcpdsl.verify.vector_ops import BinaryArgMode as BinaryArgMode
 from tcpdsl.verify.vector_ops import TernaryArgMode as TernaryArgMode
 from tcpdsl.verify.vector_pass import STASH as STASH
 from tcpdsl.verify.vector_pass import VeOrder as VeOrder
+from tcpdsl.tensors.vrf import VrfTensor as VrfTensor
+from tcpdsl.tensors.vector import VectorInitTensor as VectorInitTensor
+from tcpdsl.tensors.vector import VectorTagTensor as VectorTagTensor
+from tcpdsl.tensors.vector import VectorLogicTensor as VectorLogicTensor
+from tcpdsl.tensors.vector import VectorFxpTensor as VectorFxpTensor
+from tcpdsl.tensors.vector import VectorFxpToFpTensor as VectorFxpToFpTensor
+from tcpdsl.tensors.vector import VectorNarrowTensor as VectorNarrowTensor
+from tcpdsl.tensors.vector import VectorFpTensor as VectorFpTensor
+from tcpdsl.tensors.vector import VectorIntraReduceTensor as VectorIntraReduceTensor
+from tcpdsl.tensors.vector import VectorFpDivTensor as VectorFpDivTensor
+from tcpdsl.tensors.vector import VectorWidenTensor as VectorWidenTensor
+from tcpdsl.tensors.vector import VectorFpToFxpTensor as VectorFpToFxpTensor
+from tcpdsl.tensors.vector import VectorClipTensor as VectorClipTensor
+from tcpdsl.tensors.vector import VectorInterReduceTensor as VectorInterReduceTensor
+from tcpdsl.tensors.vector import VectorFinalTensor as VectorFinalTensor
+from tcpdsl.tensors.vector import Fresh as Fresh
+from tcpdsl.tensors.vector import Occupied as Occupied
+from tcpdsl.tensors.vector import Spent as Spent
 
 __version__: str
 
@@ -90,7 +108,10 @@ __all__ = [
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [
     "BinaryArgMode", "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpTernaryOp",
-    "FpUnaryOp", "FxpBinaryOp", "InterSliceReduceOpF32", "InterSliceReduceOpI32", "IntraSliceReduceOpF32",
-    "IntraSliceReduceOpI32", "LogicBinaryOpF32", "LogicBinaryOpI32", "STASH", "TagMode", "TernaryArgMode",
-    "VeOrder",
+    "FpUnaryOp", "Fresh", "FxpBinaryOp", "InterSliceReduceOpF32", "InterSliceReduceOpI32",
+    "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LogicBinaryOpF32", "LogicBinaryOpI32", "Occupied",
+    "STASH", "Spent", "TagMode", "TernaryArgMode", "VeOrder", "VectorClipTensor", "VectorFinalTensor",
+    "VectorFpDivTensor", "VectorFpTensor", "VectorFpToFxpTensor", "VectorFxpTensor", "VectorFxpToFpTensor",
+    "VectorInitTensor", "VectorInterReduceTensor", "VectorIntraReduceTensor", "VectorLogicTensor",
+    "VectorNarrowTensor", "VectorTagTensor", "VectorWidenTensor", "VrfTensor",
 ]

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Term
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import reduce_fold
 from tcpdsl.verify.stage import Stage
@@ -25,10 +26,24 @@ Array = npt.NDArray[Any]
 Stream = tuple[Array, tuple[Term, ...]]
 
 
-def run_pass(chain: VectorChain, source: Array) -> Array:
-    """The stream after every step of ``chain``, over the logical terms of its last layout;
-    ``source`` is the entering stream over ``chain.source.terms``."""
-    values, terms = typed(source, chain.source.dtype), chain.source.terms
+def logical(chain: VectorChain, name: str) -> Array:
+    """The pass's values over its last layout's logical terms, kept on the chain per evaluator."""
+    key = f"{name}:logical"
+    if key not in chain.cache:
+        chain.cache[key] = run_pass(chain, name)
+    return np.asarray(chain.cache[key])
+
+
+def physical(chain: VectorChain, name: str) -> Array:
+    """The fused values laid out on the pass's last layout, padding 0."""
+    held, axes = coordinate_array(logical(chain, name), chain.terms)
+    return to_physical(held, axes, chain.mapping, 0)
+
+
+def run_pass(chain: VectorChain, name: str) -> Array:
+    """The stream after every step of ``chain``, over the logical terms of its last layout, reading the
+    source and the VRF operands as the evaluator ``name`` computes them."""
+    values, terms = typed(chain.source.logical(name), chain.source.dtype), chain.source.terms
     stash: Stream | None = None
     for step in chain.steps:
         if step.stage is Stage.VECTOR_STASH:
@@ -38,24 +53,24 @@ def run_pass(chain: VectorChain, source: Array) -> Array:
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, step.terms)
         elif step.stage not in PASSIVE:
-            values = elementwise(step, values, [_read(o, terms, stash) for o in step.operands])
+            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
         terms = step.terms
     return values
 
 
-def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None) -> Array:
+def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        return broadcast_vrf(operand, terms)
+        return broadcast_vrf(operand.read(name), operand.terms, terms)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
 
 
-def broadcast_vrf(vrf: VrfValues, terms: tuple[Term, ...]) -> Array:
+def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], terms: tuple[Term, ...]) -> Array:
     """The VRF's value for each element of a stream over ``terms``: read at the element's coordinates
     of the VRF's axes (docs/stage-rules.md §6.3)."""
-    values, axes = coordinate_array(vrf.values, vrf.terms)
+    values, axes = coordinate_array(vrf, vrf_terms)
     coords = term_coordinates(terms)
     shape = tuple(t.count for t in terms)
     index = tuple(np.broadcast_to(coords.get(axis, np.zeros((), dtype=np.int64)), shape) for axis in axes)

@@ -33,9 +33,24 @@ Array = npt.NDArray[Any]
 Layouts = tuple[Mapping, ...]
 
 
-def run_pass(chain: VectorChain, source: Array) -> Array:
-    """The flat buffer after every step of ``chain``; ``source`` is the entering stream's buffer."""
-    buffer, layouts = typed(np.asarray(source).reshape(-1), chain.source.dtype), chain.source.layouts
+def physical(chain: VectorChain, name: str) -> Array:
+    """The pass's buffer over its last layout, kept on the chain per evaluator."""
+    key = f"{name}:physical"
+    if key not in chain.cache:
+        chain.cache[key] = run_pass(chain, name)
+    return np.asarray(chain.cache[key])
+
+
+def logical(chain: VectorChain, name: str) -> Array:
+    """The simulated buffer read back over the pass's last layout's logical terms."""
+    return to_terms(physical(chain, name), chain.mapping, chain.terms)
+
+
+def run_pass(chain: VectorChain, name: str) -> Array:
+    """The flat buffer after every step of ``chain``, reading the source's buffer and the VRF operands
+    as the evaluator ``name`` computes them."""
+    source = np.asarray(chain.source.physical(name)).reshape(-1)
+    buffer, layouts = typed(source, chain.source.dtype), chain.source.layouts
     stash: Array | None = None
     for step in chain.steps:
         stage = step.stage
@@ -52,16 +67,16 @@ def run_pass(chain: VectorChain, source: Array) -> Array:
         elif stage is Stage.VECTOR_INTER_SLICE_REDUCE:
             buffer = _inter(step, buffer, layouts)
         elif stage not in PASSIVE and stage not in (Stage.VECTOR_NARROW_SPLIT, Stage.VECTOR_WIDEN_CONCAT):
-            buffer = elementwise(step, buffer, [_read(o, step.mapping, stash) for o in step.operands])
+            buffer = elementwise(step, buffer, [_read(o, step.mapping, stash, name) for o in step.operands])
         layouts = step.layouts
     return buffer
 
 
-def _read(operand: OperandValue, mapping: Mapping, stash: Array | None) -> Array:
+def _read(operand: OperandValue, mapping: Mapping, stash: Array | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        values, axes = coordinate_array(operand.values, operand.terms)
+        values, axes = coordinate_array(operand.read(name), operand.terms)
         return to_physical(values, axes, mapping, 0)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return stash

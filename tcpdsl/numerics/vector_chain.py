@@ -33,9 +33,9 @@ class Constant:
 
 @dataclass(frozen=True, eq=False)
 class VrfValues:
-    """A VRF operand: its logical values, one dimension per term it holds."""
+    """A VRF operand: its logical values by evaluator name, one dimension per term it holds."""
 
-    values: Array
+    read: Callable[[str], Array] = field(repr=False)
     terms: tuple[Term, ...]
 
 
@@ -95,6 +95,7 @@ class VectorChain:
 
     source: PassSource
     steps: tuple[PassStep, ...] = ()
+    cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def with_step(self, step: PassStep) -> VectorChain:
         return replace(self, steps=(*self.steps, step))
@@ -103,6 +104,14 @@ class VectorChain:
     def layouts(self) -> tuple[Mapping, ...]:
         """The stream's layouts now."""
         return self.steps[-1].layouts if self.steps else self.source.layouts
+
+    @property
+    def mapping(self) -> Mapping:
+        return pairs(list(self.layouts))
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        return logical_terms(self.mapping)
 
     @property
     def dtype(self) -> str:

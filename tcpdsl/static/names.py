@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import BEGIN, COLLECT, DM, FAMILIES, FETCH, TRF, Family
+from tcpdsl.verify.families import BEGIN, COLLECT, DM, FAMILIES, FETCH, TRF, VECTOR_FAMILIES, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -27,6 +27,8 @@ _MODULES: Final = {
     DM: "tcpdsl.tensors.memory",
     BEGIN: "tcpdsl.tensors.front",
     FETCH: "tcpdsl.tensors.front",
+    VRF: "tcpdsl.tensors.vrf",
+    **{family: "tcpdsl.tensors.vector" for family in VECTOR_FAMILIES.values()},
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).
 _OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}

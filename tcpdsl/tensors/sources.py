@@ -19,11 +19,13 @@ from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.fit import check_fit
-from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
+from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
+from tcpdsl.tensors.vrf import VrfTensor
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
 from tcpdsl.verify.collect import CollectParams
@@ -142,6 +144,33 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     @property
     def packet(self) -> Mapping:
         return self._spec.layout("Packet")
+
+    def _values_in(self, name: str) -> Tensor:
+        """The logical tensor as the evaluator ``name`` computes it (a collected flow's depends on it)."""
+        if self._flow is None:
+            return self._tensor
+        root = self._flow.root
+        return Tensor.of_terms(get_evaluator(name).flow_logical(self._flow), root.terms, root.fixed)
+
+    def _buffer_in(self, name: str) -> Array:
+        """The flat physical buffer as the evaluator ``name`` computes it."""
+        if self._flow is not None:
+            return get_evaluator(name).flow_physical(self._flow)
+        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
+        return to_physical(values, axes, self.mapping, 0)
+
+    def to_vrf(self, *, element: object) -> VrfTensor[D, ChipT, ClusterT, SliceT, Any]:
+        """Store this stream in the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
+        args = self._mappings(Stage.TO_VRF, element=element)
+        spec, params = self._compose(Stage.TO_VRF, args)
+        return VrfTensor._stored(spec, self._values_in, params)  # type: ignore[no-any-return]
+
+    def vector_init(self) -> VectorInitTensor[D, ChipT, ClusterT, SliceT, TimeT, PacketT]:
+        """Start a vector pass on this stream (docs/stage-rules.md §6.1)."""
+        spec, step = self._compose(Stage.VECTOR_INIT, {})
+        mapping, terms = self.mapping, self._spec.terms
+        source = pass_source(self._spec, lambda name: to_terms(self._buffer_in(name), mapping, terms), self._buffer_in)
+        return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""

@@ -25,6 +25,7 @@ from tcpdsl.verify.constructors import (
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
 from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
+from tcpdsl.verify.vector_pass import VeStage
 
 GRID: Final = ("Chip", "Cluster", "Slice")
 
@@ -92,13 +93,38 @@ CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), 
 
 # Memory (docs/stage-rules.md §4.1).
 DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
+# The vector register file: what to_vrf stores and the vector engine reads (docs/stage-rules.md §4.6).
+VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _position)
 # The stream positions before and after the contraction chain, one family per position (docs/architecture.md,
 # "Adding a stream stage"): each class has only the methods of the stages that may follow it.
 STREAM: Final = (*GRID, "Time", "Packet")
 BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
 FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
+# A vector pass has one position per stage of its state machine (docs/stage-rules.md §6.1): the class a
+# pass method returns, and the methods it has, say where the pass stands.
+VECTOR_FAMILIES: Final[dict[VeStage, Family]] = {
+    stage: Family(name, ("D",), STREAM, _position)
+    for stage, name in (
+        (VeStage.INIT, "VectorInitTensor"),
+        (VeStage.TAG, "VectorTagTensor"),
+        (VeStage.LOGIC, "VectorLogicTensor"),
+        (VeStage.FXP, "VectorFxpTensor"),
+        (VeStage.FXP_TO_FP, "VectorFxpToFpTensor"),
+        (VeStage.NARROW, "VectorNarrowTensor"),
+        (VeStage.FP, "VectorFpTensor"),
+        (VeStage.INTRA_SLICE_REDUCE, "VectorIntraReduceTensor"),
+        (VeStage.FP_DIV, "VectorFpDivTensor"),
+        (VeStage.WIDEN, "VectorWidenTensor"),
+        (VeStage.FP_TO_FXP, "VectorFpToFxpTensor"),
+        (VeStage.CLIP, "VectorClipTensor"),
+        (VeStage.INTER_SLICE_REDUCE, "VectorInterReduceTensor"),
+        (VeStage.FINAL, "VectorFinalTensor"),
+    )
+}
 
-FAMILIES: Final = {f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, BEGIN, FETCH)}
+FAMILIES: Final = {
+    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, VRF, BEGIN, FETCH, *VECTOR_FAMILIES.values())
+}
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,13 @@ from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_front
-from tcpdsl.verify.families import BEGIN, COLLECT, CONTRACT, DM, FETCH, OUTER, PACKET, TIME, TRF, Family, TensorType
+from tcpdsl.verify import vector_compose as vc
+from tcpdsl.verify.families import (
+    BEGIN, COLLECT, CONTRACT, DM, FETCH, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType,
+)
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_families import TARGET, receivers
+from tcpdsl.verify.vector_pass import VeStage
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
 # result type and the parameters the stage's verifier derived.
@@ -30,7 +35,7 @@ class StageRow:
 
     stage: Stage  # the method name, which LayoutError.stage also carries
     receivers: tuple[Family, ...]  # the families the method belongs to
-    result: Family
+    result: Family | None  # None: the receiver's own family (a vector method that stays at its position)
     mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
     compose: Composer = field(repr=False)
     section: str  # of docs/stage-rules.md
@@ -40,6 +45,7 @@ class StageRow:
     # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
     # tensor-unit context that takes the DM view (its receiver family) as its argument.
     method_of: str | None = None
+    arguments: tuple[str, ...] = ()  # positional arguments that are no tensors (an op, an operand, a width)
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -71,16 +77,42 @@ STAGES: Final[dict[Stage, StageRow]] = {
             carried=("context",),
         ),
         StageRow(Stage.COLLECT, (FETCH,), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), vc.to_vrf, "4.6"),
+        StageRow(Stage.VECTOR_INIT, (COLLECT, CONTRACT), VECTOR_FAMILIES[VeStage.INIT], (), vc.vector_init, "6.1"),
+        *(
+            StageRow(stage, receivers(stage), VECTOR_FAMILIES[TARGET[stage]] if stage in TARGET else None, mappings,
+                     getattr(vc, stage), section, options=options, carried=("state",), arguments=arguments)
+            for stage, mappings, options, arguments, section in (
+                (Stage.VECTOR_INTRA_SLICE_TAG, (), (), ("tag",), "6.1"),
+                (Stage.VECTOR_LOGIC, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FXP, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FXP_TO_FP, (), (), ("int_width",), "6.1"),
+                (Stage.VECTOR_NARROW_SPLIT, ("out_time", "out_packet"), (), (), "6.2"),
+                (Stage.VECTOR_NARROW_TRIM, ("out_packet",), (), (), "6.2"),
+                (Stage.VECTOR_FP_UNARY, (), (), ("op",), "6.1"),
+                (Stage.VECTOR_FP_BINARY, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FP_TERNARY, (), (), ("op", "operands"), "6.1"),
+                (Stage.VECTOR_INTRA_SLICE_REDUCE, ("out_time", "out_packet"), ("reduce",), ("op",), "6.4"),
+                (Stage.VECTOR_FP_DIV, (), (), ("operand",), "6.1"),
+                (Stage.VECTOR_WIDEN_CONCAT, ("out_time", "out_packet"), (), (), "6.2"),
+                (Stage.VECTOR_WIDEN_PAD, ("out_packet",), (), (), "6.2"),
+                (Stage.VECTOR_FP_TO_FXP, (), (), ("int_width",), "6.1"),
+                (Stage.VECTOR_CLIP, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_REINTERPRET, (), (), ("dtype",), "6.1"),
+                (Stage.VECTOR_STASH, (), (), (), "6.3"),
+                (Stage.VECTOR_INTER_SLICE_REDUCE, ("out_slice", "out_time"), (), ("op",), "6.5"),
+                (Stage.VECTOR_FINAL, (), (), (), "6.1"),
+            )
+        ),
     )
 }
 
-# Stages whose rules exist (docs/stage-rules.md §4.1-6.5) but whose typed methods do not yet: each becomes
+# Stages whose rules exist (docs/stage-rules.md §4.1-5.2) but whose typed methods do not yet: each becomes
 # a row above once its tensor classes exist (and leaves this list). Every Stage is in exactly one.
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
     Stage.FETCH_CAST,
-    Stage.TO_VRF,
     Stage.CAST,
     Stage.COMMIT_TRIM,
     Stage.COMMIT_CAST,
@@ -94,7 +126,6 @@ UNWIRED: Final = (
     Stage.RESHAPE,
     Stage.TILE,
     Stage.PAD,
-    *(stage for stage in Stage if stage.startswith("vector_")),
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
@@ -108,9 +139,13 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
     row = STAGES[stage]
     if src.family not in row.receivers:
         receivers = " or ".join(f.name for f in row.receivers)
+        if stage.startswith("vector_"):
+            order = "the vector pass's stages in hardware order (docs/stage-rules.md §6.1)"
+        else:
+            order = " -> ".join(_FRONT if stage in _FRONT else _CHAIN)
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(_FRONT if stage in _FRONT else _CHAIN)}",
+            hint=f"call the stages in order: {order}",
         )
 
 

@@ -14,23 +14,33 @@ from typing import Final
 from tcpdsl.algebra import Mapping, check_axis_sizes
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import vector_pass as vp
-from tcpdsl.verify.families import TensorType, check_type
+from tcpdsl.verify.families import VRF, TensorType, check_type
 from tcpdsl.verify.intra_reduce import IntraReduceParams, verify_vector_intra_slice_reduce
 from tcpdsl.verify.inter_reduce import InterReduceParams, verify_vector_inter_slice_reduce
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_families import POSITION_OF, VECTOR_FAMILIES
+from tcpdsl.verify.families import VECTOR_FAMILIES
+from tcpdsl.verify.vector_families import POSITION_OF
+from tcpdsl.verify.to_vrf import VrfParams, verify_to_vrf
 from tcpdsl.verify.vector_operand import verify_vrf_operand
 from tcpdsl.verify.vector_ops import (
+    F32,
+    I32_MIN,
     ClipBinaryOpF32,
     ClipBinaryOpI32,
     FpBinary,
+    FpBinaryOp,
     FpTernaryOp,
     FpUnaryOp,
     FxpBinaryOp,
     InterReduceOp,
+    InterSliceReduceOpF32,
+    InterSliceReduceOpI32,
     IntraReduceOp,
+    IntraSliceReduceOpF32,
+    IntraSliceReduceOpI32,
     LogicBinaryOpF32,
     LogicBinaryOpI32,
+    MulF,
     TagMode,
 )
 from tcpdsl.verify.vector_way import (
@@ -43,7 +53,7 @@ from tcpdsl.verify.vector_way import (
 
 # What an operand is to a composer: a constant of a dtype, the stash, or a VRF tensor's type.
 PassOperand = vp.Immediate | vp.StashRead | TensorType
-VRF_FAMILY: Final = "VrfTensor"
+U32_MAX: Final = 2**32 - 1
 
 
 @dataclass(frozen=True)
@@ -74,15 +84,61 @@ def _at(src: TensorType, state: vp.VectorState, *, slice: Mapping | None = None,
     return check_type(VECTOR_FAMILIES[state.stage], (state.dtype,), layouts)
 
 
+def not_an_operand(stage: str, what: str) -> LayoutError:
+    """``Operand``: what a pass method was given in place of an operand (docs/stage-rules.md §6.3)."""
+    return LayoutError(
+        stage, "Operand", f"{stage}: an operand is a number, tcp.STASH or a VrfTensor, got a {what}",
+        hint="store the tensor in the vector register file with .to_vrf(element=...) first",
+    )
+
+
+def constant(stage: str, value: object, dtype: str) -> vp.Immediate:
+    """A number as an operand of an op on ``dtype``: an int serves either dtype, a float only f32 (the
+    state machine refuses it on an i32 op); an int must fit in 32 bits, signed or not."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise not_an_operand(stage, type(value).__name__)
+    if isinstance(value, int) and not I32_MIN <= value <= U32_MAX:
+        raise LayoutError(
+            stage, "Operand", f"{stage}: a constant operand holds 32 bits, but {value} does not fit in them",
+            hint="write a constant between -2**31 and 2**32 - 1",
+        )
+    return vp.Immediate(F32 if isinstance(value, float) else dtype)
+
+
+def check_choice(stage: str, what: str, value: object, kinds: tuple[type, ...]) -> None:
+    """``Op``: an op, a tag mode or an argument mode of one of ``kinds`` (docs/stage-rules.md §6.1)."""
+    if not isinstance(value, kinds):
+        names = " or ".join(k.__name__ for k in kinds)
+        raise LayoutError(
+            stage, "Op", f"{stage}: the {what} must be a {names}, got {value!r}",
+            hint=f"pass a member of {names}, e.g. tcp.{kinds[0].__name__}.<MEMBER>",
+        )
+
+
+# The op each method takes (the tag mode for the tag), by kind.
+OPS: Final[dict[Stage, tuple[type, ...]]] = {
+    Stage.VECTOR_INTRA_SLICE_TAG: (TagMode,),
+    Stage.VECTOR_LOGIC: (LogicBinaryOpI32, LogicBinaryOpF32),
+    Stage.VECTOR_FXP: (FxpBinaryOp,),
+    Stage.VECTOR_FP_UNARY: (FpUnaryOp,),
+    Stage.VECTOR_FP_BINARY: (FpBinaryOp, MulF),
+    Stage.VECTOR_FP_TERNARY: (FpTernaryOp,),
+    Stage.VECTOR_INTRA_SLICE_REDUCE: (IntraSliceReduceOpI32, IntraSliceReduceOpF32),
+    Stage.VECTOR_CLIP: (ClipBinaryOpI32, ClipBinaryOpF32),
+    Stage.VECTOR_INTER_SLICE_REDUCE: (InterSliceReduceOpI32, InterSliceReduceOpF32),
+}
+
+
+def _checked(stage: Stage, op: object) -> None:
+    check_choice(stage, "tag mode" if stage is Stage.VECTOR_INTRA_SLICE_TAG else "op", op, OPS[stage])
+
+
 def _pure(stage: Stage, operand: PassOperand) -> vp.Operand:
     """An operand as the state machine sees it (a VRF tensor by its dtype)."""
     if not isinstance(operand, TensorType):
         return operand
-    if operand.family.name != VRF_FAMILY:
-        raise LayoutError(
-            stage, "Operand", f"{stage}: an operand is a number, tcp.STASH or a VrfTensor, got a {operand.family.name}",
-            hint="store the tensor in the vector register file with .to_vrf(element=...) first",
-        )
+    if operand.family is not VRF:
+        raise not_an_operand(stage, operand.family.name)
     return vp.VrfOperand(operand.dtype)
 
 
@@ -103,6 +159,14 @@ def _op(stage: Stage, src: TensorType, state: vp.VectorState, operands: tuple[Pa
     return _at(src, state), VectorStep(state, vrf_axes=_vrf_axes(stage, src, operands))
 
 
+def to_vrf(src: TensorType, *, element: Mapping) -> tuple[TensorType, VrfParams]:
+    """Store a collected stream in the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
+    check_axis_sizes([("the stream's Time", src.layout("Time")), ("the stream's Packet", src.layout("Packet")),
+                      ("element=", element)])
+    params = verify_to_vrf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), element=element)
+    return check_type(VRF, src.dtypes, (*src.grid, element)), params
+
+
 def vector_init(src: TensorType) -> tuple[TensorType, VectorStep]:
     """Start a pass on a collected stream or a contraction result (docs/stage-rules.md §6.1)."""
     state = vp.vector_init(src.dtype)
@@ -111,12 +175,14 @@ def vector_init(src: TensorType) -> tuple[TensorType, VectorStep]:
 
 def vector_intra_slice_tag(src: TensorType, *, tag: TagMode, state: vp.VectorState | None) -> tuple[
         TensorType, VectorStep]:
+    _checked(Stage.VECTOR_INTRA_SLICE_TAG, tag)
     state = vp.vector_intra_slice_tag(_state(Stage.VECTOR_INTRA_SLICE_TAG, src, state), packet=src.layout("Packet"))
     return _at(src, state), VectorStep(state)
 
 
 def vector_logic(src: TensorType, *, op: LogicBinaryOpI32 | LogicBinaryOpF32, operand: PassOperand, state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     stage = Stage.VECTOR_LOGIC
+    _checked(stage, op)
     after = vp.vector_logic(_state(stage, src, state), op, _pure(stage, operand))
     return _op(stage, src, after, (operand,))
 
@@ -124,12 +190,14 @@ def vector_logic(src: TensorType, *, op: LogicBinaryOpI32 | LogicBinaryOpF32, op
 def vector_fxp(src: TensorType, *, op: FxpBinaryOp, operand: PassOperand,
                state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     stage = Stage.VECTOR_FXP
+    _checked(stage, op)
     after = vp.vector_fxp(_state(stage, src, state), op, _pure(stage, operand))
     return _op(stage, src, after, (operand,))
 
 
 def vector_fp_unary(src: TensorType, *, op: FpUnaryOp, state: vp.VectorState | None) -> tuple[
         TensorType, VectorStep]:
+    _checked(Stage.VECTOR_FP_UNARY, op)
     after = vp.vector_fp_unary(_state(Stage.VECTOR_FP_UNARY, src, state), op)
     return _at(src, after), VectorStep(after)
 
@@ -137,12 +205,16 @@ def vector_fp_unary(src: TensorType, *, op: FpUnaryOp, state: vp.VectorState | N
 def vector_fp_binary(src: TensorType, *, op: FpBinary, operand: PassOperand,
                      state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     stage = Stage.VECTOR_FP_BINARY
+    _checked(stage, op)
     after = vp.vector_fp_binary(_state(stage, src, state), op, _pure(stage, operand))
     return _op(stage, src, after, (operand,))
 
 
 def vector_fp_ternary(src: TensorType, *, op: FpTernaryOp, operands: tuple[PassOperand, PassOperand], state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     stage = Stage.VECTOR_FP_TERNARY
+    _checked(stage, op)
+    if not isinstance(operands, tuple) or len(operands) != 2:
+        raise not_an_operand(stage, f"{type(operands).__name__} where a pair of operands is due")
     first, second = operands
     after = vp.vector_fp_ternary(_state(stage, src, state), op, (_pure(stage, first), _pure(stage, second)))
     return _op(stage, src, after, operands)
@@ -157,6 +229,7 @@ def vector_fp_div(src: TensorType, *, operand: PassOperand,
 
 def vector_clip(src: TensorType, *, op: ClipBinaryOpI32 | ClipBinaryOpF32, operand: PassOperand, state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     stage = Stage.VECTOR_CLIP
+    _checked(stage, op)
     after = vp.vector_clip(_state(stage, src, state), op, _pure(stage, operand))
     return _op(stage, src, after, (operand,))
 
@@ -164,6 +237,7 @@ def vector_clip(src: TensorType, *, op: ClipBinaryOpI32 | ClipBinaryOpF32, opera
 def vector_intra_slice_reduce(src: TensorType, *, out_time: Mapping, out_packet: Mapping, op: IntraReduceOp,
                               reduce: str, state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     """Reduce the ``reduce`` axis inside each slice (docs/stage-rules.md §6.4)."""
+    _checked(Stage.VECTOR_INTRA_SLICE_REDUCE, op)
     after = vp.vector_intra_slice_reduce(_state(Stage.VECTOR_INTRA_SLICE_REDUCE, src, state), op)
     params = verify_vector_intra_slice_reduce(
         op, reduce=reduce, slice=src.grid[2], time=src.layout("Time"), packet=src.layout("Packet"),
@@ -175,6 +249,7 @@ def vector_intra_slice_reduce(src: TensorType, *, out_time: Mapping, out_packet:
 def vector_inter_slice_reduce(src: TensorType, *, out_slice: Mapping, out_time: Mapping, op: InterReduceOp,
                               state: vp.VectorState | None) -> tuple[TensorType, VectorStep]:
     """Reduce across the slices of a cluster (docs/stage-rules.md §6.5)."""
+    _checked(Stage.VECTOR_INTER_SLICE_REDUCE, op)
     after = vp.vector_inter_slice_reduce(_state(Stage.VECTOR_INTER_SLICE_REDUCE, src, state), op)
     params = verify_vector_inter_slice_reduce(slice=src.grid[2], time=src.layout("Time"), out_slice=out_slice,
                                               out_time=out_time)

@@ -85,7 +85,7 @@ STASHABLE: Final = frozenset(
 INTER_FROM: Final = frozenset(
     {VeStage.LOGIC, VeStage.FXP, VeStage.FXP_TO_FP, VeStage.WIDEN, VeStage.FP_TO_FXP, VeStage.CLIP}
 )
-_INTRA: Final = frozenset(s for s in VeStage if VeStage.TAG <= s <= VeStage.CLIP)
+INTRA: Final = frozenset(s for s in VeStage if VeStage.TAG <= s <= VeStage.CLIP)
 
 
 class StashState(enum.Enum):
@@ -145,6 +145,26 @@ class VectorState:
 
 def _name(stage: VeStage) -> str:
     return stage.name.replace("_", " ").title().replace(" ", "")
+
+
+def way_after(stage: VeStage) -> int:
+    """The way a stream has after reaching ``stage`` (narrow gives Way4, widen Way8)."""
+    if stage is VeStage.NARROW:
+        return WAY4
+    return WAY8 if stage is VeStage.WIDEN else WAY_OF.get(stage, WAY8)
+
+
+def may_follow(now: VeStage, target: VeStage) -> bool:
+    """Whether a stream at ``now`` may go on to ``target``: ``StageOrder`` and ``WayOfStage`` allow it."""
+    if now is target is VeStage.INTER_SLICE_REDUCE:
+        return False  # VeOrder: the reducer is entered once
+    state = VectorState(stage=now, way=way_after(now), dtype=F32)
+    try:
+        _stage_order(Stage.VECTOR_FINAL, state, target)
+        _way(Stage.VECTOR_FINAL, state, target)
+    except LayoutError:
+        return False
+    return target is not VeStage.FINAL or state.way == WAY8
 
 
 def _stage_order(method: Stage, state: VectorState, target: VeStage) -> None:
@@ -386,7 +406,7 @@ def vector_fp_to_fxp(state: VectorState, int_width: int) -> VectorState:
 def vector_reinterpret(state: VectorState, dtype: str) -> VectorState:
     """Read the stream's bits as ``dtype``; no stage, no ALU, the way unchanged."""
     method = Stage.VECTOR_REINTERPRET
-    if state.stage not in _INTRA:
+    if state.stage not in INTRA:
         raise LayoutError(
             method,
             "StageOrder",
