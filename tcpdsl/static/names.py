@@ -18,6 +18,8 @@ AXIS_FUNCTIONS: Final = frozenset({"tcpdsl.algebra.scope.axis", "tcpdsl.axis"})
 LITERAL_NAMES: Final = frozenset({"typing.Literal", "typing_extensions.Literal"})
 FACADE: Final = "tcpdsl"
 MAPPING_FORM: Final = "m"
+# The stash state a vector pass position has when its annotation leaves it out.
+FRESH: Final = "tcpdsl.tensors.vector.Fresh"
 
 
 # The module defining each family's class; the contraction results are in RESULTS_MODULE.

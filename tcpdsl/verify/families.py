@@ -122,6 +122,10 @@ VECTOR_FAMILIES: Final[dict[VeStage, Family]] = {
     )
 }
 
+# Type parameters after a family's own that only checkers read: a vector pass position's stash state
+# (docs/stage-rules.md §6.3). The pass's end has none.
+TYPESTATE: Final = {f: 1 for stage, f in VECTOR_FAMILIES.items() if stage is not VeStage.FINAL}
+
 FAMILIES: Final = {
     f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, VRF, BEGIN, FETCH, *VECTOR_FAMILIES.values())
 }
