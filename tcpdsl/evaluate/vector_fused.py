@@ -62,19 +62,18 @@ def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None, 
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        return broadcast_vrf(operand.read(name), operand.terms, terms)
+        return broadcast_vrf(operand.read(name), operand.terms, term_coordinates(terms))
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
 
 
-def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], terms: tuple[Term, ...]) -> Array:
-    """The VRF's value for each element of a stream over ``terms``: read at the element's coordinates
-    of the VRF's axes (docs/stage-rules.md §6.3)."""
-    values, axes = coordinate_array(vrf, vrf_terms)
-    coords = term_coordinates(terms)
-    shape = tuple(t.count for t in terms)
-    index = tuple(np.broadcast_to(coords.get(axis, np.zeros((), dtype=np.int64)), shape) for axis in axes)
-    return values[index] if axes else np.broadcast_to(values, shape)
+def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], coords: dict[str, Array]) -> Array:
+    """The VRF's value for each stream element whose coordinates are ``coords``: the VRF cell whose every
+    term the element's coordinate digits name (docs/stage-rules.md §6.3); axes the VRF lacks broadcast."""
+    zero = np.zeros((), dtype=np.int64)
+    index = tuple((coords.get(t.axis, zero) // t.stride) % t.count for t in vrf_terms)
+    shape = np.broadcast_shapes(*(np.shape(i) for i in index)) if index else ()
+    return np.asarray(vrf[tuple(np.broadcast_to(i, shape) for i in index)] if index else vrf)
 
 
 def _reduce(step: PassStep, values: Array, terms: tuple[Term, ...]) -> Array:

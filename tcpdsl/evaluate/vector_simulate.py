@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, logical_terms, pairs, split_at
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, elementwise, typed
+from tcpdsl.evaluate.vector_fused import broadcast_vrf
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
@@ -76,8 +77,7 @@ def _read(operand: OperandValue, mapping: Mapping, stash: Array | None, name: st
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        values, axes = coordinate_array(operand.read(name), operand.terms)
-        return to_physical(values, axes, mapping, 0)
+        return broadcast_vrf(operand.read(name), operand.terms, plan(mapping).coords)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return stash
 
