@@ -45,8 +45,13 @@ from tcpdsl.tensors.results import ContractTimeTensor as ContractTimeTensor
 from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
+from tcpdsl.tensors.memory import DmViewMut as DmViewMut
+from tcpdsl.tensors.memory import VrfTensor as VrfTensor
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
+from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
+from tcpdsl.tensors.back import CastTensor as CastTensor
+from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.vector_ops import FpUnaryOp as FpUnaryOp
 from tcpdsl.verify.vector_ops import FpBinaryOp as FpBinaryOp
@@ -66,7 +71,6 @@ from tcpdsl.verify.vector_ops import BinaryArgMode as BinaryArgMode
 from tcpdsl.verify.vector_ops import TernaryArgMode as TernaryArgMode
 from tcpdsl.verify.vector_pass import STASH as STASH
 from tcpdsl.verify.vector_pass import VeOrder as VeOrder
-from tcpdsl.tensors.vrf import VrfTensor as VrfTensor
 from tcpdsl.tensors.vector import VectorInitTensor as VectorInitTensor
 from tcpdsl.tensors.vector import VectorTagTensor as VectorTagTensor
 from tcpdsl.tensors.vector import VectorLogicTensor as VectorLogicTensor
@@ -98,12 +102,12 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "CollectTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor",
-    "ContractTimeTensor", "Device", "DmTensor", "DmView", "DtypeError", "FetchTensor", "Index", "LaneMode",
-    "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError",
-    "Tensor", "Topology", "TrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3",
-    "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel",
-    "__version__",
+    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitTrimTensor", "ContractOuterTensor",
+    "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor", "DmView", "DmViewMut",
+    "DtypeError", "FetchCastTensor", "FetchTensor", "Index", "LaneMode", "LayoutError", "Mapping",
+    "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology",
+    "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2",
+    "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel", "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [
@@ -113,5 +117,5 @@ __all__ += [
     "STASH", "Spent", "TagMode", "TernaryArgMode", "VeOrder", "VectorClipTensor", "VectorFinalTensor",
     "VectorFpDivTensor", "VectorFpTensor", "VectorFpToFxpTensor", "VectorFxpTensor", "VectorFxpToFpTensor",
     "VectorInitTensor", "VectorInterReduceTensor", "VectorIntraReduceTensor", "VectorLogicTensor",
-    "VectorNarrowTensor", "VectorTagTensor", "VectorWidenTensor", "VrfTensor",
+    "VectorNarrowTensor", "VectorTagTensor", "VectorWidenTensor",
 ]

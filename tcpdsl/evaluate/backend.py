@@ -17,7 +17,7 @@ from tcpdsl.errors import TcpError
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.flow import Buffer, Flow
 from tcpdsl.numerics.vector_chain import VectorChain
 
 DEFAULT: Final = "fused"
@@ -41,8 +41,9 @@ class Evaluator(Protocol):
     (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
     can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
-    mapping. ``vector_logical`` and ``vector_physical`` do the same for a vector pass (docs/runtime.md
-    §3.9): its values over its last layout's logical terms, and its buffer over that layout.
+    mapping (``flow_buffer``: with its poison mask). ``vector_logical`` and ``vector_physical`` do the same
+    for a vector pass (docs/runtime.md §3.9): its values over its last layout's logical terms, and its buffer
+    over that layout.
     """
 
     name: str
@@ -58,6 +59,7 @@ class Evaluator(Protocol):
     def vector_logical(self, chain: VectorChain) -> npt.NDArray[Any]: ...
 
     def vector_physical(self, chain: VectorChain) -> npt.NDArray[Any]: ...
+    def flow_buffer(self, flow: Flow) -> Buffer: ...
 
 
 _EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}

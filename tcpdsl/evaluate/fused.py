@@ -30,7 +30,8 @@ from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, lines_up
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.moves import lay_out
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
@@ -204,6 +205,11 @@ class FusedEvaluator:
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms (docs/runtime.md §4)."""
         return fused_logical(flow, self.name)
+
+    def flow_buffer(self, flow: Flow) -> Buffer:
+        """A stream's values laid out on its last mapping with its poison mask (Top padding)."""
+        root = flow.root
+        return lay_out(fused_logical(flow, self.name), root.terms, flow.mapping, flow.dtype)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

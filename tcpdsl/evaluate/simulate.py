@@ -46,8 +46,8 @@ from tcpdsl.evaluate.hardware import (
 from tcpdsl.evaluate import vector_simulate
 from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
+from tcpdsl.numerics.flow import Buffer, Flow
 from tcpdsl.numerics.vector_chain import VectorChain
-from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -252,6 +252,10 @@ class SimulateEvaluator:
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms, read back from the simulated buffer (docs/runtime.md §4)."""
         return simulated_logical(flow, self.name)
+
+    def flow_buffer(self, flow: Flow) -> Buffer:
+        """A stream's physical buffer and poison mask, moved through every step."""
+        return simulated(flow, self.name)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Term
+from tcpdsl.algebra import Mapping, PaddingKind, Term
 from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -51,6 +51,10 @@ def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Term, ...], dt
     defined = to_terms((np.asarray(mask) == 0).astype(np.uint8), src, terms)
     held, axes = coordinate_array(values, terms)
     good, _ = coordinate_array(defined, terms)
+    # Coordinates past the last one the source holds are elements it lacks: extend to the destination's sizes.
+    sizes = dst.axis_sizes()
+    widths = [(0, max(0, sizes.get(a, n) - n)) for a, n in zip(axes, held.shape)]
+    held, good = np.pad(held, widths), np.pad(good, widths)
     out = to_physical(held, axes, dst, fill=poison(dtype), zero_fill=0)
     ok = to_physical(good, axes, dst, fill=0, zero_fill=1)
     bad = ok == 0
@@ -62,3 +66,27 @@ def live_poison(mask: Mask, mapping: Mapping) -> int:
     """How many live cells of ``mapping`` hold poison."""
     return int(np.count_nonzero(np.asarray(mask).astype(bool) & plan(mapping).live))
 
+
+
+def window(parent: Buffer, element: int, offset: int, mapping: Mapping, dtype: str) -> Buffer:
+    """The buffer of a tile of ``parent``: Element cell ``p`` of the window is cell ``p + offset`` of the
+    parent (``element`` cells per slice); the window's own holes and cells past the parent are poisoned."""
+    values, mask = (np.asarray(a).reshape(-1, element) for a in parent)
+    out = np.full_like(values, poison(dtype))
+    bad = np.ones(values.shape, dtype=np.uint8)
+    out[:, : element - offset] = values[:, offset:]
+    bad[:, : element - offset] = mask[:, offset:]
+    flat_bad = bad.reshape(-1)
+    flat_bad[plan(mapping).padding(PaddingKind.TOP, PaddingKind.BOTTOM)] = 1
+    return out.reshape(-1), flat_bad
+
+
+def write_window(parent: Buffer, written: Buffer, element: int, offset: int, mapping: Mapping) -> Buffer:
+    """``parent`` after a write into its window at ``offset`` over ``mapping``: only the window's live
+    cells are written; its Bottom padding, and every cell outside it, keeps the parent's value."""
+    values, mask = (np.asarray(a).reshape(-1, element).copy() for a in parent)
+    new, new_mask = (np.asarray(a).reshape(-1, element) for a in written)
+    rows, cols = np.nonzero(plan(mapping).live.reshape(-1, element))
+    values[rows, cols + offset] = new[rows, cols]
+    mask[rows, cols + offset] = new_mask[rows, cols]
+    return values.reshape(-1), mask.reshape(-1)

@@ -16,7 +16,7 @@ from mypy.nodes import LDEF, Block, CallExpr, Context, Expression, IndexExpr, La
 from mypy.nodes import RefExpr, StrExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
-from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, get_proper_type
+from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, TypeType, get_proper_type
 
 from tcpdsl.algebra import Mapping, axis
 from tcpdsl.errors import LayoutError, TcpError
@@ -25,6 +25,7 @@ from tcpdsl.static.operands import Unreadable, dtype_names, family_of, known_gri
 from tcpdsl.static.operands import result_type, type_layout
 from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
+from tcpdsl.static.scalars import scalar_name
 from tcpdsl.static.resolve import Env, Unknowable, assigned_once, build, declarations
 from tcpdsl.static import vector_calls
 from tcpdsl.static.texts import expression_source
@@ -181,11 +182,13 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
     args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
+    args.update({name: _POSITIONAL[name](ctx, index) for index, name in enumerate(row.positional)})
     # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
     src = operand(ctx.arg_types[0][0] if row.method_of and ctx.arg_types[0] else ctx.type, types, module)
     operands = []
-    for name, family in row.operands:
-        arg_type = _arg_type(ctx, name)
+    for position, (name, family) in enumerate(row.operands, start=len(row.positional)):
+        # A positional-only operand (``commit_view(dst, /)``) is found by its position.
+        arg_type = _arg_type(ctx, name) if name in ctx.callee_arg_names else _positional_type(ctx, position)
         found = operand(arg_type, types, module)
         if src is None or found is None:
             check = _PARTIAL.get(method)
@@ -220,6 +223,30 @@ def _vector_stage(chk: TypeChecker, ctx: MethodContext, method: Stage, call: Cal
     default = get_proper_type(ctx.default_return_type)
     extra = default.args[len(out.family.params):] if isinstance(default, Instance) else ()
     return result_type(chk, out, typestate=list(extra))
+def _target_dtype(ctx: MethodContext, index: int) -> str:
+    """The scalar class passed positionally (``fetch_cast(tcp.f32)``), by its dtype name."""
+    types = ctx.arg_types[index] if index < len(ctx.arg_types) else []
+    proper = get_proper_type(types[0]) if len(types) == 1 else None
+    if isinstance(proper, TypeType):
+        proper = proper.item
+    elif isinstance(proper, FunctionLike) and proper.is_type_obj():
+        proper = Instance(proper.type_object(), [])
+    name = scalar_name(proper) if proper is not None else None
+    if name is None:
+        raise Unreadable("the target dtype is not written as a scalar class such as tcp.f32")
+    return name
+
+
+def _start(ctx: MethodContext, index: int) -> int | None:
+    """A tile's start when it is a known int; a start computed at run time is checked then."""
+    return _literal_int(ctx.arg_types, index)
+
+
+def _length(ctx: MethodContext, env: Env) -> int:
+    found = _literal_int(ctx.arg_types, _arg_index(ctx, "len"))
+    if found is None:
+        raise Unreadable("the len of tile is not a literal int or a Final constant")
+    return found
 
 
 def _outer_pairing(stream: Type, trf: Type, env: Env, module: str) -> None:
@@ -283,6 +310,13 @@ def _arg_type(ctx: MethodContext, name: str) -> Type:
     return types[0] if types else AnyType(TypeOfAny.special_form)
 
 
+def _positional_type(ctx: MethodContext, index: int) -> Type:
+    types = ctx.arg_types[index] if index < len(ctx.arg_types) else []
+    if len(types) != 1:
+        raise Unreadable(f"argument {index + 1} is not visible in this call")
+    return types[0]
+
+
 def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: str) -> Mapping:
     exprs = ctx.args[_arg_index(ctx, name)]
     if len(exprs) != 1:
@@ -341,11 +375,13 @@ def _constant(expr: Expression, env: Env, depth: int = 0) -> Expression:
 
 
 # How the options and carried arguments of the stage table are read from a call.
-_OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode}
+_OPTIONS: Final[dict[str, Callable[[MethodContext, Env], object]]] = {"mode": _lane_mode, "len": _length}
+_POSITIONAL: Final[dict[str, Callable[[MethodContext, int], object]]] = {"dtype": _target_dtype, "start": _start}
 _CARRIED: Final[dict[str, Callable[[TypeChecker, MethodContext, TensorType, Env, str], object]]] = {
     "pre_reduce_time": _pre_reduce_time,
-    # Which context a stream runs in changes only the derived read size, never a rule.
+    # Which context a stream runs in, and the fetch's read size, change only derived sizes, never a rule.
     "context": lambda chk, ctx, src, env, module: "main",
+    "read_size": lambda chk, ctx, src, env, module: None,
 }
 # What a stage can still check when an operand's layouts are not known.
 _PARTIAL: Final[dict[Stage, Callable[[Type, Type, Env, str], None]]] = {Stage.CONTRACT_OUTER: _outer_pairing}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import BEGIN, COLLECT, DM, FAMILIES, FETCH, TRF, VECTOR_FAMILIES, VRF, Family
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES, FETCH
+from tcpdsl.verify.families import FETCH_CAST, TRF, VECTOR_FAMILIES, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -27,15 +28,18 @@ _MODULES: Final = {
     COLLECT: SOURCES_MODULE,
     TRF: SOURCES_MODULE,
     DM: "tcpdsl.tensors.memory",
+    DM_VIEW: "tcpdsl.tensors.memory",
+    DM_VIEW_MUT: "tcpdsl.tensors.memory",
+    VRF: "tcpdsl.tensors.memory",
     BEGIN: "tcpdsl.tensors.front",
     FETCH: "tcpdsl.tensors.front",
-    VRF: "tcpdsl.tensors.vrf",
+    FETCH_CAST: "tcpdsl.tensors.front",
+    CAST: "tcpdsl.tensors.back",
+    COMMIT_TRIM: "tcpdsl.tensors.back",
     **{family: "tcpdsl.tensors.vector" for family in VECTOR_FAMILIES.values()},
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).
 _OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}
-# Classes of a family besides the family's own: a DM view has the type of a DM tensor.
-_ALIASES: Final = {"tcpdsl.tensors.memory.DmView": DM}
 
 
 def fullname(family: Family) -> str:
@@ -43,7 +47,7 @@ def fullname(family: Family) -> str:
     return f"{_MODULES.get(family, RESULTS_MODULE)}.{family.name}"
 
 
-TENSOR_CLASSES: Final = {**{fullname(f): f for f in FAMILIES.values()}, **_ALIASES}
+TENSOR_CLASSES: Final = {fullname(f): f for f in FAMILIES.values()}
 
 # Stage methods, from the stage table: "<defining class>.<method>" -> the stage.
 STAGE_METHODS: Final[dict[str, Stage]] = {

@@ -43,7 +43,7 @@ class Call:
         self.chk = chk
         self.stage = stage
         row = STAGES[stage]
-        positional = [*row.arguments, *(name for name, _ in row.operands)]
+        positional = [*row.positional, *(name for name, _ in row.operands)]
         self.args: dict[str, Expression] = {}
         for expr, kind, name in zip(call.args, call.arg_kinds, call.arg_names):
             if name is not None:
@@ -105,7 +105,7 @@ def read_call(call: Call, env: Env, module: str, follow: Any, mappings: Any) -> 
     out: dict[str, object] = {name: mappings(call.expr(name), name, call.stage) for name in row.mappings}
     if "reduce" in row.options:
         out["reduce"] = reduce_axis(call, follow, env)
-    for name in row.arguments:
+    for name in row.positional:
         out[name] = argument(call, name, env, module, follow, out)
     return out
 

@@ -26,8 +26,9 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
+from tcpdsl.numerics.fit import check_fit
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.scalars import Scalar
+from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
 from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping
 from tcpdsl.verify.stage import Stage
@@ -52,6 +53,17 @@ def unspecialised(name: str) -> LayoutError:
         name, "Unspecialised", f"a bare {name} has no dtype or layout",
         hint=f"subscribe it first: {name}[tcp.bf16, Chip, Cluster, Slice, ...](...)",
     )
+
+
+def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
+    """Check ``tensor`` against a source layout and cast it to the dtype."""
+    if not isinstance(tensor, Tensor):
+        raise LayoutError(
+            stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
+            hint="wrap the array: tcp.Tensor(array, \"A B\")",
+        )
+    check_fit(tensor, spec.mapping, stage)
+    return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
 
 
 class TensorBase(Subscriptable):

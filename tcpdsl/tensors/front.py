@@ -1,4 +1,5 @@
-"""The stream front: ``begin -> fetch -> collect`` (docs/stage-rules.md §4.3-4.5), one class per position.
+"""The stream front: ``begin -> fetch -> (fetch_cast) -> collect`` (docs/stage-rules.md §4.3-4.5), one class
+per position.
 
 ``dev.main.begin(view)`` starts a stream on a DM view; ``fetch`` reads it through the sequencer and
 ``collect`` makes its packet one flit, giving the :class:`~tcpdsl.tensors.sources.CollectTensor`
@@ -7,13 +8,18 @@ the contraction chain takes.
 
 from __future__ import annotations
 
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
+from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TimeT, unspecialised
 from tcpdsl.tensors.sources import CollectTensor
 from tcpdsl.tensors.stream import FlowTensor
-from tcpdsl.verify.families import BEGIN, FETCH
+from tcpdsl.verify.families import BEGIN, FETCH, FETCH_CAST
+from tcpdsl.verify.fetch import FetchParams
 from tcpdsl.verify.stage import Stage
+from tcpdsl.tensors.subscription import dtype_name
+
+Out = TypeVar("Out", bound=Scalar)
 
 
 class BeginTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
@@ -40,8 +46,33 @@ class FetchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
     def __init__(self) -> None:
         raise unspecialised("FetchTensor")
 
+    def fetch_cast(self, dtype: type[Out], /) -> FetchCastTensor[Out, ChipT, ClusterT, SliceT, TimeT, PacketT]:
+        """Cast each element in the fetch adapter (docs/stage-rules.md §4.4); an identity cast is allowed."""
+        params = self._flow.steps[-1].params
+        read = params.read_size if isinstance(params, FetchParams) else None
+        target = dtype_name(Stage.FETCH_CAST, dtype)
+        return self._advance(FetchCastTensor, Stage.FETCH_CAST, {}, dtype=target, read_size=read)  # type: ignore[no-any-return]
+
     def collect(self, *, out_time: object, out_packet: object) -> CollectTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Make each packet exactly one 32-byte flit (docs/stage-rules.md §4.5)."""
-        args = self._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
-        spec, params = self._compose(Stage.COLLECT, args)
-        return CollectTensor._collected(spec, self._flow, params)  # type: ignore[no-any-return]
+        return _collect(self, out_time, out_packet)  # type: ignore[no-any-return]
+
+
+class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
+    """A fetched stream after the fetch adapter's cast, over ``[Chip, Cluster, Slice, Time, Packet]``."""
+
+    __slots__ = ()
+    __tcp_family__ = FETCH_CAST
+
+    def __init__(self) -> None:
+        raise unspecialised("FetchCastTensor")
+
+    def collect(self, *, out_time: object, out_packet: object) -> CollectTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Make each packet exactly one 32-byte flit (docs/stage-rules.md §4.5)."""
+        return _collect(self, out_time, out_packet)  # type: ignore[no-any-return]
+
+
+def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
+    args = src._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
+    spec, params = src._compose(Stage.COLLECT, args)
+    return CollectTensor._collected(spec, src.flow, params)

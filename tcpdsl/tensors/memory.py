@@ -1,8 +1,10 @@
-"""Memory tensors (docs/stage-rules.md §4.1): a :class:`DmTensor` holds data in the data memory of each slice.
+"""Memory tensors (docs/stage-rules.md §4.1): a :class:`DmTensor` holds data in the data memory of each
+slice, a :class:`VrfTensor` in the vector register file.
 
 A memory tensor is built from a logical tensor (laid out on its layout after the same fit check as
-a source tensor) or produced by a stage (``commit``); either way its value is a flow. ``.view()``
-is what a stream begins on.
+a source tensor) or produced by a stage (``commit``, ``to_vrf``); either way its value is a flow.
+``.view()`` is what a stream begins on, ``.view_mut()`` what ``commit_view`` writes into; ``tile``
+takes a window of either.
 """
 
 from __future__ import annotations
@@ -10,19 +12,14 @@ from __future__ import annotations
 from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Flow, Root
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, unspecialised
-from tcpdsl.tensors.sources import lay_out_logical
-from tcpdsl.tensors.stream import FlowTensor
-from tcpdsl.tensors.subscription import Spec
-from tcpdsl.verify.families import DM
-
-
-def root_of(spec: Spec, tensor: Tensor) -> Flow:
-    """A flow starting at ``tensor`` laid out on ``spec``'s layout (the same values for every evaluator)."""
-    values = tensor.values
-    return Flow(Root(spec.mapping, spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms, lambda name: values))
+from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
+from tcpdsl.tensors.stream import FlowTensor, root_of, window_flow, written_flow
+from tcpdsl.tensors.subscription import Spec, spec_for
+from tcpdsl.verify.compose_memory import TileParams
+from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, VRF, check_type
+from tcpdsl.verify.stage import Stage
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
@@ -41,16 +38,87 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
                               hint="pass one tcp.Tensor")
         return DmTensor._of_flow(spec, root_of(spec, lay_out_logical(spec, args[0], "DmTensor")))
 
+    def _as(self, family: Any) -> Spec:
+        tt = self._spec.tensor_type
+        return spec_for(check_type(family, tt.dtypes, tt.layouts))
+
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:
-        """The whole tensor as a read view, for ``dev.main.begin(view)``."""
-        return DmView._of_flow(self._spec, self._flow)  # type: ignore[no-any-return]
+        """The whole tensor as a read view: what ``dev.main.begin(view)`` streams from."""
+        return DmView._window(self._as(DM_VIEW), self, 0)  # type: ignore[no-any-return]
+
+    def view_mut(self) -> DmViewMut[D, ChipT, ClusterT, SliceT, ElementT]:
+        """The whole tensor as a write view: what ``commit_view`` writes into."""
+        return DmViewMut._window(self._as(DM_VIEW_MUT), self, 0)  # type: ignore[no-any-return]
 
 
-class DmView(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
-    """A read view of a DM tensor: what a stream begins on (its type is a DM type: its Element is the window's)."""
+class _View(FlowTensor):
+    """A window of a DM tensor: its type is the window's, its cells the tensor's, ``offset`` Element cells in."""
+
+    __slots__ = ("_parent", "_offset")
+    _parent: DmTensor[Any, Any, Any, Any, Any]
+    _offset: int
+
+    @classmethod
+    def _window(cls, spec: Spec, parent: DmTensor[Any, Any, Any, Any, Any], offset: int) -> Any:
+        out = cls._of_flow(spec, window_flow(parent._flow, spec, offset))
+        out._parent = parent
+        out._offset = offset
+        return out
+
+    def _tile(self, start: object, index: object, len: object, element: object) -> Any:
+        args = self._mappings(Stage.TILE, index=index, element=element)
+        spec, params = self._compose(Stage.TILE, args, len=len, start=start)
+        assert isinstance(params, TileParams) and isinstance(start, int)
+        return type(self)._window(spec, self._parent, self._offset + start * params.stride)
+
+    def _write(self, written: Flow) -> DmTensor[Any, Any, Any, Any, Any]:
+        """Write a stream that ends on this window into the tensor; the tensor's other cells stay."""
+        parent = self._parent
+        parent._flow = written_flow(parent._flow, written, parent._spec.layout("Element").size, self._offset)
+        return parent
+
+
+class DmView(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
+    """A read view of a DM tensor (its holes are Top padding): what a stream begins on."""
 
     __slots__ = ()
-    __tcp_family__ = DM
+    __tcp_family__ = DM_VIEW
 
     def __init__(self) -> None:
         raise unspecialised("DmView")
+
+    def tile(self, start: int, /, *, index: object, element: object, len: int) -> DmView[D, ChipT, ClusterT, SliceT, Any]:
+        """A window of ``len`` values of the digit ``index`` from ``start`` (docs/stage-rules.md §4.1)."""
+        return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+
+class DmViewMut(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
+    """A write view of a DM tensor (its holes are Bottom padding, never written): what ``commit_view`` fills."""
+
+    __slots__ = ()
+    __tcp_family__ = DM_VIEW_MUT
+
+    def __init__(self) -> None:
+        raise unspecialised("DmViewMut")
+
+    def tile(self, start: int, /, *, index: object, element: object, len: int) -> DmViewMut[
+            D, ChipT, ClusterT, SliceT, Any]:
+        """A window of ``len`` values of the digit ``index`` from ``start``; the rest is never written."""
+        return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+
+class VrfTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
+    """A tensor in the vector register file over ``[Chip, Cluster, Slice, Element]`` (i32 or f32)."""
+
+    __slots__ = ()
+    __tcp_family__ = VRF
+
+    def __init__(self, tensor: Tensor, /) -> None:
+        raise unspecialised("VrfTensor")
+
+    @staticmethod
+    def __tcp_build__(spec: Spec, *args: object) -> Any:
+        if len(args) != 1:
+            raise LayoutError("VrfTensor", "Arguments", "build a VRF tensor as VrfTensor[...](tensor)",
+                              hint="pass one tcp.Tensor, or store a stream with .to_vrf(element=...)")
+        return VrfTensor._of_flow(spec, root_of(spec, lay_out_logical(spec, args[0], "VrfTensor")))

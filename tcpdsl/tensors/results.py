@@ -7,7 +7,7 @@ the values the first time they are read.
 
 from __future__ import annotations
 
-from typing import Any, Generic
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -15,6 +15,11 @@ from tcpdsl.algebra import Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Buffer, Flow, Root
+from tcpdsl.numerics.moves import lay_out
+from tcpdsl.numerics.scalars import Scalar
+from tcpdsl.tensors import back
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.term_arrays import Fixed
 from tcpdsl.numerics.transfer import to_terms
@@ -26,6 +31,9 @@ from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
+
+
+_Out = TypeVar("_Out", bound=Scalar)
 
 
 def carried_fixed(chain: Chain, terms: tuple[Term, ...]) -> tuple[Fixed, ...]:
@@ -180,6 +188,28 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
     def __init__(self, chain: Chain) -> None:
         raise unspecialised("ContractTensor")
 
+    @property
+    def flow(self) -> Flow:
+        """The result as the root of a stream: each evaluator runs the chain first (docs/runtime.md §4)."""
+        spec, chain = self._spec, self._chain
+        terms, mapping, dtype = spec.terms, spec.mapping, spec.tensor_type.dtype
+
+        def logical(name: str) -> Any:
+            return get_evaluator(name).logical(chain)
+
+        def physical(name: str) -> Buffer:
+            values = np.asarray(get_evaluator(name).run(chain))
+            return values, lay_out(to_terms(values, mapping, terms), terms, mapping, dtype)[1]
+
+        return Flow(Root(mapping, dtype, terms, carried_fixed(chain, terms), logical, physical))
+
+    def cast(self, dtype: type[_Out], /, *, out_packet: object) -> CastTensor[_Out, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Narrow each flit of the result on the cast engine (docs/stage-rules.md §4.7)."""
+        return back.cast(self, self.flow, dtype, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[Acc, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return back.trim(self, self.flow, out_packet)  # type: ignore[no-any-return]
     def vector_init(self) -> VectorInitTensor[Acc, ChipT, ClusterT, SliceT, TimeT, PacketT]:
         """Start a vector pass on the accumulated result (docs/stage-rules.md §6.1)."""
         spec, step = self._compose(Stage.VECTOR_INIT, {})

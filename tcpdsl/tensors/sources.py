@@ -11,21 +11,23 @@ from typing import Any, Generic, TypeVar, overload
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, PacketT, SliceT, TensorBase, TimeT
-from tcpdsl.tensors.base import unspecialised
+from tcpdsl.tensors.base import lay_out_logical, unspecialised
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.tensors import back
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
+from tcpdsl.tensors.memory import VrfTensor
+from tcpdsl.tensors.stream import root_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.fit import check_fit
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
-from tcpdsl.numerics.scalars import bf16, cast, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
+from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
-from tcpdsl.tensors.vrf import VrfTensor
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
 from tcpdsl.verify.collect import CollectParams
@@ -37,6 +39,7 @@ _Int4Stream = TypeVar("_Int4Stream", i4, i5)
 _Int4Weight = TypeVar("_Int4Weight", i4, i5)
 _Int8Stream = TypeVar("_Int8Stream", i8, i9)
 _Int8Weight = TypeVar("_Int8Weight", i8, i9)
+_Out = TypeVar("_Out", bound=Scalar)
 
 
 def _place(spec: Spec, context: TuContext, stage: str) -> None:
@@ -44,17 +47,6 @@ def _place(spec: Spec, context: TuContext, stage: str) -> None:
     topology = context.device.topology
     chip, cluster, slice_ = spec.tensor_type.grid
     check_placement(stage, chip=chip, cluster=cluster, slice_=slice_, chips=topology.chips, pes=topology.pes)
-
-
-def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
-    """Check ``tensor`` against a source layout and cast it to the dtype."""
-    if not isinstance(tensor, Tensor):
-        raise LayoutError(
-            stage, "NotATensor", f"expected a tcp.Tensor to lay out, got {type(tensor).__name__}",
-            hint="wrap the array: tcp.Tensor(array, \"A B\")",
-        )
-    check_fit(tensor, spec.mapping, stage)
-    return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
 
 
 class SourceTensor(TensorBase):
@@ -138,38 +130,39 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
                                                                  params)))
 
     @property
+    def flow(self) -> Flow:
+        """The stream as a flow: the one ``collect`` produced, or this tensor's data laid out."""
+        return self._flow if self._flow is not None else root_of(self._spec, self._tensor)
+
+    @property
     def time(self) -> Mapping:
         return self._spec.layout("Time")
+
+    def to_vrf(self, *, element: object) -> VrfTensor[D, ChipT, ClusterT, SliceT, Any]:
+        """Store this stream into the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
+        return back.to_vrf(self, self.flow, element)  # type: ignore[no-any-return]
+
+    def cast(self, dtype: type[_Out], /, *, out_packet: object) -> CastTensor[_Out, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Narrow each flit on the cast engine (docs/stage-rules.md §4.7)."""
+        return back.cast(self, self.flow, dtype, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return back.trim(self, self.flow, out_packet)  # type: ignore[no-any-return]
 
     @property
     def packet(self) -> Mapping:
         return self._spec.layout("Packet")
 
-    def _values_in(self, name: str) -> Tensor:
-        """The logical tensor as the evaluator ``name`` computes it (a collected flow's depends on it)."""
-        if self._flow is None:
-            return self._tensor
-        root = self._flow.root
-        return Tensor.of_terms(get_evaluator(name).flow_logical(self._flow), root.terms, root.fixed)
-
-    def _buffer_in(self, name: str) -> Array:
-        """The flat physical buffer as the evaluator ``name`` computes it."""
-        if self._flow is not None:
-            return get_evaluator(name).flow_physical(self._flow)
-        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
-        return to_physical(values, axes, self.mapping, 0)
-
-    def to_vrf(self, *, element: object) -> VrfTensor[D, ChipT, ClusterT, SliceT, Any]:
-        """Store this stream in the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
-        args = self._mappings(Stage.TO_VRF, element=element)
-        spec, params = self._compose(Stage.TO_VRF, args)
-        return VrfTensor._stored(spec, self._values_in, params)  # type: ignore[no-any-return]
-
     def vector_init(self) -> VectorInitTensor[D, ChipT, ClusterT, SliceT, TimeT, PacketT]:
         """Start a vector pass on this stream (docs/stage-rules.md §6.1)."""
         spec, step = self._compose(Stage.VECTOR_INIT, {})
-        mapping, terms = self.mapping, self._spec.terms
-        source = pass_source(self._spec, lambda name: to_terms(self._buffer_in(name), mapping, terms), self._buffer_in)
+        flow, mapping, terms = self.flow, self.mapping, self._spec.terms
+
+        def physical(name: str) -> Array:
+            return get_evaluator(name).flow_physical(flow)
+
+        source = pass_source(self._spec, lambda name: to_terms(physical(name), mapping, terms), physical)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:

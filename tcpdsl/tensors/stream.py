@@ -12,11 +12,48 @@ from __future__ import annotations
 from typing import Any
 
 from tcpdsl.evaluate.backend import get as get_evaluator
-from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Step
 from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.moves import window, write_window
+from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
+
+
+def root_of(spec: Spec, tensor: Tensor) -> Flow:
+    """A flow starting at ``tensor`` laid out on ``spec``'s layout (the same values for every evaluator)."""
+    values = tensor.values
+    return Flow(Root(spec.mapping, spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms, lambda name: values))
+
+
+def buffer_of(flow: Flow, name: str) -> Buffer:
+    """The physical buffer and poison mask of ``flow``'s last position, as the evaluator ``name`` computes it."""
+    return get_evaluator(name).flow_buffer(flow)
+
+
+def window_flow(parent: Flow, spec: Spec, offset: int) -> Flow:
+    """The flow of a window (a tile) of ``parent`` over ``spec``, ``offset`` Element cells in."""
+    element = spec.layout("Element").size
+    dtype = spec.tensor_type.dtype
+
+    def physical(name: str) -> Buffer:
+        return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
+
+    return Flow(Root(spec.mapping, dtype, spec.terms, (), lambda name: to_terms(physical(name)[0], spec.mapping,
+                                                                                  spec.terms), physical))
+
+
+def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
+    """``parent`` (``element`` cells per slice) after ``written``, a flow ending on a window of it ``offset``
+    cells in, is written into it."""
+    mapping, root = parent.mapping, parent.root
+
+    def physical(name: str) -> Buffer:
+        return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
+
+    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
+                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical))
 
 
 class FlowTensor(TensorBase):

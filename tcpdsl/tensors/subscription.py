@@ -265,6 +265,16 @@ def _as_dtype(family: Family, name: str, value: object) -> type[Scalar]:
     )
 
 
+def dtype_name(stage: str, value: object) -> str:
+    """The dtype name of a stage's target dtype argument (``fetch_cast(tcp.f32)``, ``cast(tcp.bf16, ...)``)."""
+    if isinstance(value, type) and issubclass(value, Scalar) and value is not Scalar:
+        return value.name
+    raise DtypeError(
+        stage, "NotADtype", f"{stage} takes a scalar type such as tcp.f32 first, got {value!r}",
+        hint=f"write {stage}(tcp.f32, ...)",
+    )
+
+
 class Subscriptable:
     """Base of the tensor classes: records the family that subscription specialises."""
 

@@ -31,11 +31,13 @@ from tcpdsl.numerics.flow import Flow, Root
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import Scalar, f32, i32
-from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, PassStep, VectorChain
+from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, PassStep, VectorChain, VrfValues
+from tcpdsl.tensors import back
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
-from tcpdsl.tensors.vrf import VrfTensor
+from tcpdsl.tensors.memory import VrfTensor
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VECTOR_FAMILIES
 from tcpdsl.verify.intra_reduce import IntraReduceParams
@@ -106,9 +108,9 @@ class PassTensor(TensorBase):
         if isinstance(value, StashRead):
             return value, value
         if isinstance(value, VrfTensor):
-            spec = spec_of(value)
-            assert spec is not None  # a VrfTensor is made only by to_vrf
-            return spec.tensor_type, value.operand()
+            spec, flow = spec_of(value), value.flow
+            assert spec is not None  # a VrfTensor instance always has its type
+            return spec.tensor_type, VrfValues(lambda name: get_evaluator(name).flow_logical(flow), flow.root.terms)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
         immediate = vc.constant(stage, value, dtype)
@@ -749,6 +751,14 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
         out = cls._of_flow(spec, Flow(root))
         out._pass = chain
         return out
+
+    def cast(self, dtype: type[Out], /, *, out_packet: object) -> CastTensor[Out, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Narrow each flit of the pass's result on the cast engine (docs/stage-rules.md §4.7)."""
+        return back.cast(self, self._flow, dtype, out_packet)  # type: ignore[no-any-return]
+
+    def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
+        """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
+        return back.trim(self, self._flow, out_packet)  # type: ignore[no-any-return]
 
     def _describe(self) -> str:
         last = self._pass.steps[-1].step.state

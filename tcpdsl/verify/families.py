@@ -25,6 +25,7 @@ from tcpdsl.verify.constructors import (
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
 from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
+from tcpdsl.verify.to_vrf import VECTOR_DTYPES
 from tcpdsl.verify.vector_pass import VeStage
 
 GRID: Final = ("Chip", "Cluster", "Slice")
@@ -77,6 +78,15 @@ def _dm(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     check_dm_tensor(dtype, **maps)
 
 
+def _vrf(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    if dtype not in VECTOR_DTYPES:
+        raise DtypeError(
+            family, "Dtype", f"the vector register file holds i32 or f32, got {dtype}",
+            hint="fetch_cast the stream to i32 or f32 before collect",
+        )
+    check_grid(family, maps["cluster"], maps["slice_"])
+
+
 def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     """A stream position's own type rules: a stream dtype on a grid the tensor unit has; its layouts
     are checked by the stage that produces it (docs/stage-rules.md §4)."""
@@ -93,13 +103,19 @@ CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), 
 
 # Memory (docs/stage-rules.md §4.1).
 DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
-# The vector register file: what to_vrf stores and the vector engine reads (docs/stage-rules.md §4.6).
-VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _position)
+# Windows of a DM tensor: a read view (its holes are Top padding) and a write view (Bottom padding).
+DM_VIEW: Final = Family("DmView", ("D",), (*GRID, "Element"), _dm)
+DM_VIEW_MUT: Final = Family("DmViewMut", ("D",), (*GRID, "Element"), _dm)
 # The stream positions before and after the contraction chain, one family per position (docs/architecture.md,
 # "Adding a stream stage"): each class has only the methods of the stages that may follow it.
 STREAM: Final = (*GRID, "Time", "Packet")
 BEGIN: Final = Family("BeginTensor", ("D",), STREAM, _position)
 FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
+FETCH_CAST: Final = Family("FetchCastTensor", ("D",), STREAM, _position)
+CAST: Final = Family("CastTensor", ("D",), STREAM, _position)
+COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
+# The vector register file (docs/stage-rules.md §4.6): i32 or f32 over [Chip, Cluster, Slice, Element].
+VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
 # A vector pass has one position per stage of its state machine (docs/stage-rules.md §6.1): the class a
 # pass method returns, and the methods it has, say where the pass stands.
 VECTOR_FAMILIES: Final[dict[VeStage, Family]] = {
@@ -121,13 +137,16 @@ VECTOR_FAMILIES: Final[dict[VeStage, Family]] = {
         (VeStage.FINAL, "VectorFinalTensor"),
     )
 }
-
 # Type parameters after a family's own that only checkers read: a vector pass position's stash state
 # (docs/stage-rules.md §6.3). The pass's end has none.
 TYPESTATE: Final = {f: 1 for stage, f in VECTOR_FAMILIES.items() if stage is not VeStage.FINAL}
 
 FAMILIES: Final = {
-    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, VRF, BEGIN, FETCH, *VECTOR_FAMILIES.values())
+    f.name: f
+    for f in (
+        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST,
+        COMMIT_TRIM, VRF, *VECTOR_FAMILIES.values(),
+    )
 }
 
 

@@ -15,14 +15,16 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify import compose, compose_front
+from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
 from tcpdsl.verify import vector_compose as vc
-from tcpdsl.verify.families import (
-    BEGIN, COLLECT, CONTRACT, DM, FETCH, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType,
-)
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import FETCH_CAST, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_families import TARGET, receivers
 from tcpdsl.verify.vector_pass import VeStage
+
+# A vector pass's end, which casts and commits like any stream (docs/stage-rules.md §6.1).
+FINAL: Final = VECTOR_FAMILIES[VeStage.FINAL]
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
 # result type and the parameters the stage's verifier derived.
@@ -35,7 +37,8 @@ class StageRow:
 
     stage: Stage  # the method name, which LayoutError.stage also carries
     receivers: tuple[Family, ...]  # the families the method belongs to
-    result: Family | None  # None: the receiver's own family (a vector method that stays at its position)
+    result: Family | None  # None: the receiver's family (a tile of a read view is a read view; a vector method
+    # that stays at its position)
     mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
     compose: Composer = field(repr=False)
     section: str  # of docs/stage-rules.md
@@ -45,7 +48,13 @@ class StageRow:
     # The class the method is defined on when it is not the receiver's: ``begin`` is a method of a
     # tensor-unit context that takes the DM view (its receiver family) as its argument.
     method_of: str | None = None
-    arguments: tuple[str, ...] = ()  # positional arguments that are no tensors (an op, an operand, a width)
+    # Arguments passed positionally before any operand, by the composer's names: the target dtype of
+    # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``.
+    positional: tuple[str, ...] = ()
+
+    def returns(self, receiver: Family) -> Family:
+        """The family the method returns when called on ``receiver``."""
+        return receiver if self.result is None else self.result
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -71,18 +80,35 @@ STAGES: Final[dict[Stage, StageRow]] = {
             options=("mode",), carried=("pre_reduce_time",),
         ),
         # The stream front (docs/architecture.md, "Adding a stream stage").
-        StageRow(Stage.BEGIN, (DM,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
+        StageRow(Stage.BEGIN, (DM_VIEW,), BEGIN, (), compose_front.begin, "4.3", method_of=CONTEXT),
         StageRow(
             Stage.FETCH, (BEGIN,), FETCH, ("out_time", "out_packet"), compose_front.fetch, "4.3",
             carried=("context",),
         ),
-        StageRow(Stage.COLLECT, (FETCH,), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
-        StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), vc.to_vrf, "4.6"),
+        StageRow(
+            Stage.FETCH_CAST, (FETCH,), FETCH_CAST, (), compose_back.fetch_cast, "4.4", carried=("read_size",),
+            positional=("dtype",),
+        ),
+        StageRow(Stage.COLLECT, (FETCH, FETCH_CAST), COLLECT, ("out_time", "out_packet"), compose_front.collect, "4.5"),
+        StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
+        StageRow(Stage.CAST, (COLLECT, CONTRACT, FINAL), CAST, ("out_packet",), compose_back.cast, "4.7",
+                 positional=("dtype",)),
+        StageRow(Stage.COMMIT_TRIM, (COLLECT, CONTRACT, FINAL, CAST), COMMIT_TRIM, ("out_packet",), compose_back.commit_trim,
+                 "4.8"),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM,), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            carried=("context",),
+        ),
+        StageRow(
+            Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
+            options=("len",), positional=("start",),
+        ),
         StageRow(Stage.VECTOR_INIT, (COLLECT, CONTRACT), VECTOR_FAMILIES[VeStage.INIT], (), vc.vector_init, "6.1"),
         *(
             StageRow(stage, receivers(stage), VECTOR_FAMILIES[TARGET[stage]] if stage in TARGET else None, mappings,
-                     getattr(vc, stage), section, options=options, carried=("state",), arguments=arguments)
-            for stage, mappings, options, arguments, section in (
+                     getattr(vc, stage), section, options=options, carried=("state",), positional=positional)
+            for stage, mappings, options, positional, section in (
                 (Stage.VECTOR_INTRA_SLICE_TAG, (), (), ("tag",), "6.1"),
                 (Stage.VECTOR_LOGIC, (), (), ("op", "operand"), "6.1"),
                 (Stage.VECTOR_FXP, (), (), ("op", "operand"), "6.1"),
@@ -112,26 +138,25 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.FETCH_CAST,
-    Stage.CAST,
-    Stage.COMMIT_TRIM,
     Stage.COMMIT_CAST,
     Stage.COMMIT_CAST_RELU,
-    Stage.COMMIT,
-    Stage.COMMIT_VIEW,
     Stage.TO_DM,
     Stage.TO_DM_VIEW,
     Stage.TO_HBM,
     Stage.TO_HBM_VIEW,
     Stage.RESHAPE,
-    Stage.TILE,
     Stage.PAD,
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
 _CHAIN: Final = (Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE)
 # The stream front in the order its stages run.
-_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.COLLECT)
+_FRONT: Final = (Stage.BEGIN, Stage.FETCH, Stage.FETCH_CAST, Stage.COLLECT)
+_BACK: Final = (Stage.CAST, Stage.COMMIT_TRIM, Stage.COMMIT)
+
+
+def _order(stage: Stage) -> tuple[Stage, ...]:
+    return next((order for order in (_FRONT, _BACK) if stage in order), _CHAIN)
 
 
 def check_receiver(stage: Stage, src: TensorType) -> None:
@@ -142,7 +167,7 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
         if stage.startswith("vector_"):
             order = "the vector pass's stages in hardware order (docs/stage-rules.md §6.1)"
         else:
-            order = " -> ".join(_FRONT if stage in _FRONT else _CHAIN)
+            order = " -> ".join(_order(stage))
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
             hint=f"call the stages in order: {order}",

@@ -20,7 +20,6 @@ from tcpdsl.verify.inter_reduce import InterReduceParams, verify_vector_inter_sl
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.families import VECTOR_FAMILIES
 from tcpdsl.verify.vector_families import POSITION_OF
-from tcpdsl.verify.to_vrf import VrfParams, verify_to_vrf
 from tcpdsl.verify.vector_operand import verify_vrf_operand
 from tcpdsl.verify.vector_ops import (
     F32,
@@ -157,14 +156,6 @@ def _vrf_axes(stage: Stage, src: TensorType, operands: tuple[PassOperand, ...]) 
 def _op(stage: Stage, src: TensorType, state: vp.VectorState, operands: tuple[PassOperand, ...]) -> tuple[
         TensorType, VectorStep]:
     return _at(src, state), VectorStep(state, vrf_axes=_vrf_axes(stage, src, operands))
-
-
-def to_vrf(src: TensorType, *, element: Mapping) -> tuple[TensorType, VrfParams]:
-    """Store a collected stream in the vector register file as ``[Element]`` (docs/stage-rules.md §4.6)."""
-    check_axis_sizes([("the stream's Time", src.layout("Time")), ("the stream's Packet", src.layout("Packet")),
-                      ("element=", element)])
-    params = verify_to_vrf(src.dtype, time=src.layout("Time"), packet=src.layout("Packet"), element=element)
-    return check_type(VRF, src.dtypes, (*src.grid, element)), params
 
 
 def vector_init(src: TensorType) -> tuple[TensorType, VectorStep]:

@@ -49,6 +49,11 @@ def _tiled_slot(element: Mapping, index: Mapping) -> tuple[int, Slot]:
     )
 
 
+def tile_stride(element: Mapping, index: Mapping) -> int:
+    """How many Element cells one step of the tiled digit ``index`` moves (a window's start scales by it)."""
+    return _tiled_slot(element, index)[0]
+
+
 def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) -> Mapping:
     """The Element of a window of ``len_`` values of the digit ``index``: the rest becomes padding,
     Top in a read view and Bottom in a write view (its cells are never written)."""
