@@ -55,6 +55,7 @@ class PassSource:
     dtype: str
     logical: Callable[[str], Array] = field(repr=False)
     physical: Callable[[str], Array] = field(repr=False)
+    axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
 
     @property
     def mapping(self) -> Mapping:

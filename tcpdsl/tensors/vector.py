@@ -175,9 +175,11 @@ def pass_cost(chain: VectorChain, state: VectorState) -> Any:
     return vector_pass_cost(state, way8_time=way8, way4_time=way4, reduce=reduce, inter=inter)
 
 
-def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[[str], Array]) -> PassSource:
-    """The stream a pass starts from, as a collected stream or a contraction result hands it over."""
-    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical)
+def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[[str], Array],
+                axes: tuple[str, ...]) -> PassSource:
+    """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
+    are the axes its data has (the layout may replicate it over others)."""
+    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical, frozenset(axes))
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
@@ -745,8 +747,12 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 
     @classmethod
     def _ended(cls, spec: Spec, chain: VectorChain) -> Any:
-        root = Root(spec.mapping, spec.tensor_type.dtype, spec.terms, (),
-                    lambda name: get_evaluator(name).vector_logical(chain),
+        # The result holds the axes of the pass's data; an axis the layout only replicated the data over
+        # (a Dummy slice axis) is read at its first cell.
+        held = tuple(t for t in spec.terms if t.axis in chain.source.axes)
+        first = tuple(slice(None) if t in held else 0 for t in spec.terms)
+        root = Root(spec.mapping, spec.tensor_type.dtype, held, (),
+                    lambda name: get_evaluator(name).vector_logical(chain)[first],
                     lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)))
         out = cls._of_flow(spec, Flow(root))
         out._pass = chain
