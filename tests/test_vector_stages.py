@@ -229,3 +229,63 @@ def test_to_vrf_holds_8192_bytes_and_no_more() -> None:
             stream.to_vrf(element=m["W"])
         assert (info.value.stage, info.value.rule) == ("to_vrf", "ExceedsCapacity")
         assert info.value.detail.startswith("to_vrf: VRF data of 16384 bytes")
+
+
+# -- a pass on a contraction result, and the argument modes ---------------------------------------------------
+
+
+def test_a_pass_on_a_contraction_result(evaluator: str) -> None:
+    K = tcp.axis("K", 32)  # noqa: N806
+    C = tcp.axis("C", 8)  # noqa: N806
+    x, w = floats(32), np.random.default_rng(7).standard_normal((8, 32)).astype(np.float32)
+    grid = (m["1"], m["1"], m["1 # 64"])
+    stream = tcp.CollectTensor[tcp.bf16, grid[0], grid[1], grid[2], m["K / 16"], m["K % 16"]](dev.main,
+                                                                                            tcp.Tensor(x, "K"))
+    trf = tcp.TrfTensor[tcp.bf16, grid[0], grid[1], grid[2], m["C"], m["K"]](tcp.Tensor(w, "C K"))
+    out = (stream.contract_outer(trf, out_time=m["1"], out_packet=m["K"])
+           .contract_packet(out_packet=m["1"])
+           .contract_time(out_time=m["1"])
+           .contract_lane(out_time=m["1"], out_packet=m["C"])
+           .vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+           .vector_clip(tcp.ClipBinaryOpF32.MAX, 0.0)
+           .vector_final())
+    bf = lambda a: a.astype(tcp.bf16.numpy).astype(np.float64)  # noqa: E731
+    expected = np.maximum(bf(w) @ bf(x), 0)
+    np.testing.assert_allclose(out.to_tensor().to_numpy("C"), expected, rtol=1e-5, atol=1e-5)
+    assert K.n == 32 and C.n == 8
+
+
+def test_ternary_mode120_and_logic_modes(evaluator: str) -> None:
+    x = floats(512)
+    fma = widened(trimmed(FlatF(dev.main, tcp.Tensor(x, "A")))
+                  .vector_fp_ternary(tcp.FpTernaryOp.FMA_F, (2.0, 1.0), mode=tcp.TernaryArgMode.MODE120)).vector_final()
+    np.testing.assert_array_equal(fma.to_tensor().to_numpy("A"), np.float32(2) * np.float32(1) + x)  # fma(2, 1, x)
+    i = ints(512)
+    xor = tagged(Flat(dev.main, tcp.Tensor(i, "A"))).vector_logic(
+        tcp.LogicBinaryOpI32.BIT_XOR, 0xFF, mode=tcp.BinaryArgMode.MODE11).vector_final()
+    np.testing.assert_array_equal(xor.to_tensor().to_numpy("A"), np.zeros(512, dtype=np.int32))
+
+
+def test_reinterpret_abs_is_bitwise(evaluator: str) -> None:
+    corners = np.array([0.0, -0.0, 1.5, -2.5, np.finfo(np.float32).tiny, -np.inf] * 86, dtype=np.float32)[:512]
+    out = (tagged(FlatF(dev.main, tcp.Tensor(corners, "A")))
+           .vector_reinterpret(tcp.i32)
+           .vector_logic(tcp.LogicBinaryOpI32.BIT_AND, 0x7FFFFFFF)
+           .vector_reinterpret(tcp.f32)
+           .vector_final())
+    got = out.to_tensor().to_numpy("A")
+    assert np.array_equal(got.view(np.uint32), np.abs(corners).view(np.uint32))
+
+
+def test_a_wrong_op_or_operand_is_a_tcp_error() -> None:
+    s = tagged(FlatF(dev.main, tcp.Tensor(floats(512), "A")))
+    with pytest.raises(LayoutError) as info:
+        s.vector_clip(tcp.FpUnaryOp.EXP, 1.0)  # type: ignore[call-overload]
+    assert (info.value.rule, info.value.detail) == (
+        "Op", "vector_clip: the op must be a ClipBinaryOpI32 or ClipBinaryOpF32, got FpUnaryOp.EXP")
+    with pytest.raises(LayoutError) as info:
+        s.vector_clip(tcp.ClipBinaryOpF32.MAX, "1")  # type: ignore[call-overload]
+    assert info.value.detail == "vector_clip: an operand is a number, tcp.STASH or a VrfTensor, got a str"
+    with pytest.raises(LayoutError) as info:
+        tagged(Flat(dev.main, tcp.Tensor(ints(512), "A"))).vector_fxp(tcp.FxpBinaryOp.ADD_FXP, 2**40)
+    assert info.value.detail == "vector_fxp: a constant operand holds 32 bits, but 1099511627776 does not fit in them"

@@ -8,6 +8,7 @@ state, which the next call carries, and what the verifiers derived (docs/stage-r
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Final
 
@@ -108,8 +109,9 @@ def check_choice(stage: str, what: str, value: object, kinds: tuple[type, ...]) 
     """``Op``: an op, a tag mode or an argument mode of one of ``kinds`` (docs/stage-rules.md §6.1)."""
     if not isinstance(value, kinds):
         names = " or ".join(k.__name__ for k in kinds)
+        given = f"{type(value).__name__}.{value.name}" if isinstance(value, enum.Enum) else repr(value)
         raise LayoutError(
-            stage, "Op", f"{stage}: the {what} must be a {names}, got {value!r}",
+            stage, "Op", f"{stage}: the {what} must be a {names}, got {given}",
             hint=f"pass a member of {names}, e.g. tcp.{kinds[0].__name__}.<MEMBER>",
         )
 
