@@ -114,7 +114,3 @@ class VectorChain:
     def terms(self) -> tuple[Term, ...]:
         return logical_terms(self.mapping)
 
-    @property
-    def dtype(self) -> str:
-        return self.steps[-1].step.state.dtype if self.steps else self.source.dtype
-
