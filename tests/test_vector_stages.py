@@ -12,10 +12,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
+from tcpdsl.numerics.vector_ops import binary
 
 A = tcp.axis("A", 512)
 R = tcp.axis("R", 4)
@@ -289,3 +292,38 @@ def test_a_wrong_op_or_operand_is_a_tcp_error() -> None:
     with pytest.raises(LayoutError) as info:
         tagged(Flat(dev.main, tcp.Tensor(ints(512), "A"))).vector_fxp(tcp.FxpBinaryOp.ADD_FXP, 2**40)
     assert info.value.detail == "vector_fxp: a constant operand holds 32 bits, but 1099511627776 does not fit in them"
+
+
+# -- a law: the two evaluators agree, and agree with the ops applied in order ---------------------------------
+
+I32_OPS = [
+    ("fxp", tcp.FxpBinaryOp.ADD_FXP_SAT), ("fxp", tcp.FxpBinaryOp.MUL_INT), ("fxp", tcp.FxpBinaryOp.ARITH_RIGHT_SHIFT),
+    ("logic", tcp.LogicBinaryOpI32.BIT_XOR), ("logic", tcp.LogicBinaryOpI32.LEFT_SHIFT),
+    ("clip", tcp.ClipBinaryOpI32.MAX), ("clip", tcp.ClipBinaryOpI32.ABS_MIN),
+]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    picks=st.lists(st.sampled_from(range(len(I32_OPS))), min_size=1, max_size=4, unique=True),
+    constants=st.lists(st.integers(-2**31, 2**31 - 1), min_size=4, max_size=4),
+    modes=st.lists(st.sampled_from(list(tcp.BinaryArgMode)), min_size=4, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_evaluators_agree_with_the_ops_in_hardware_order(picks: list[int], constants: list[int],
+                                                         modes: list[Any], seed: int) -> None:
+    order = {"logic": 0, "fxp": 1, "clip": 2}  # Logic, Fxp and Clip run in this order
+    chosen = sorted((I32_OPS[i] for i in picks), key=lambda kind_op: order[kind_op[0]])
+    x = np.random.default_rng(seed).integers(-2**31, 2**31 - 1, size=512).astype(np.int32)
+    expected = x
+    results = []
+    for name in EVALUATORS:
+        with tcp.evaluator(name):
+            stream = tagged(Flat(dev.main, tcp.Tensor(x, "A")))
+            for (kind, op), constant, mode in zip(chosen, constants, modes):
+                stream = getattr(stream, f"vector_{kind}")(op, constant, mode=mode)
+            results.append(stream.vector_final().to_tensor().to_numpy("A"))
+    for (_, op), constant, mode in zip(chosen, constants, modes):
+        expected = binary(op, expected, constant, mode)
+    np.testing.assert_array_equal(results[0], results[1])
+    np.testing.assert_array_equal(results[0], expected)
