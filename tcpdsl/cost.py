@@ -13,7 +13,7 @@ first output (the adder tree) or after its last input (the accumulator drain).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 from functools import lru_cache
 from typing import Final, Protocol
 
@@ -382,3 +382,37 @@ def dma_cycles(params: DmaParams) -> int:
     """Start-up plus requests: reads and writes pipeline across tiers and serialise within one tier."""
     requests = dma_requests(params)
     return DMA_STARTUP_CYCLES + (2 * requests if params.same_tier else requests)
+
+
+def stream_stage_cost(stage: Stage, params: object, packets: int) -> StageCost:
+    """One engine of a stream (docs/cost-model.md §4): fetch and commit by their formulas; every other
+    engine (collect, the adapters, cast, trim, register stores) passes one packet per cycle."""
+    if isinstance(params, FetchParams):
+        return StageCost(stage, fetch_cycles(params), 0, None, (f"{params.read_size} elements per read",))
+    if isinstance(params, CommitParams):
+        return StageCost(stage, commit_cycles(params), 0, None, (f"{params.write_bytes} bytes per write",))
+    return StageCost(stage, packets, 0, None, ("one packet per cycle",))
+
+
+def stream_cost(stages: tuple[StageCost, ...], chain: KernelCost | None = None) -> KernelCost:
+    """A stream's engines pipeline, so it takes as long as the slowest; a contraction it starts from runs first."""
+    streaming = max((s.cycles for s in stages), default=0)
+    if chain is None:
+        return KernelCost(stages, streaming, 0.0, 0.0, 0, None, None)
+    total = chain.total_cycles + streaming
+    average = chain.mac_utilisation * chain.stages[0].cycles / total if total else 0.0
+    return KernelCost(chain.stages + stages, total, chain.mac_utilisation, average, chain.useful_macs,
+                      chain.accumulator_cells, chain.accumulator_use)
+
+
+def stream_params(params: object) -> dict[str, int | float | str | bool]:
+    """A stream stage's derived parameters by name, descriptors written ``count:stride`` outermost first."""
+    if params is None or not is_dataclass(params) or isinstance(params, type):
+        return {}
+    out: dict[str, int | float | str | bool] = {}
+    for f in fields(params):
+        value = getattr(params, f.name)
+        if isinstance(value, tuple):
+            value = " ".join(f"{e.count}:{e.stride}" if hasattr(e, "stride") else str(e) for e in value) or "-"
+        out[f.name] = value if isinstance(value, (int, float, str, bool)) else str(value)
+    return out

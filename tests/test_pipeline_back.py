@@ -234,3 +234,79 @@ def test_a_contraction_wrapped_fetch_to_commit(evaluator: str) -> None:
               .contract_lane(out_time=m["1"], out_packet=m["R"]))
     out = result.commit_trim(out_packet=m["R"]).commit(element=m["R"])
     assert np.array_equal(out.to_tensor().to_numpy("Ac R"), x @ w.T)
+
+
+H = tcp.axis("H", 16)
+Stream16 = tcp.CollectTensor[tcp.bf16, Chip, Cluster, m["1 # 256"], m["M"], m["H"]]
+Weights16 = tcp.CollectTensor[tcp.bf16, Chip, Cluster, m["1 # 256"], m["N"], m["H"]]
+
+
+@tcp.kernel
+def narrowed_matmul(x: Stream16, w: Weights16) -> object:
+    trf = w.to_trf(lane=m["N"], element=m["H"])
+    result = (x.contract_outer(trf, out_time=m["M"], out_packet=m["H"])
+              .contract_packet(out_packet=m["1"])
+              .contract_time(out_time=m["M"])
+              .contract_lane(out_time=m["M"], out_packet=m["N"]))
+    return result.cast(tcp.bf16, out_packet=m["N # 16"]).commit_trim(out_packet=m["N"]).commit(element=m["M, N # 16"])
+
+
+@pytest.mark.parametrize("name", ["fused", "simulate"])
+def test_the_harness_checks_a_narrowed_contraction_and_reports_each_engine(name: str) -> None:
+    result = tcp.try_kernel(narrowed_matmul, seed=5, evaluator=name)
+    assert result.status == "PASS", str(result)
+    text = str(result)
+    for stage in ("contract_lane", "cast", "commit_trim", "commit", "write_bytes 16"):
+        assert stage in text, text
+    assert "(bf16 -> bf16)" in text.splitlines()[0]
+
+
+def test_explain_lists_each_engine_with_its_cycles_and_a_total() -> None:
+    s = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    text = s.cast(tcp.bf16, out_packet=m["N # 16"]).commit_trim(out_packet=m["N"]).commit(element=m["M, N # 16"]).explain()
+    assert text.splitlines()[1:] == [
+        "  cast -> Time M | Packet N # 16 (bf16): 16 cycles; valid 8, out_elements 16",
+        "  commit_trim -> Time M | Packet N (bf16): 16 cycles",
+        "  commit -> Element M, N # 16 (bf16): 16 cycles; time_entries 16:16, packet_entries 8:1, valid_bytes 16, "
+        "write_bytes 16, time_size 16",
+        "  total: 16 cycles per slice",
+    ]
+
+
+def test_commit_cast_and_relu(evaluator: str) -> None:
+    """The commit adapter's f32 -> bf16 with a 32-byte trimmed packet; the relu variant clamps first."""
+    x = np.random.default_rng(6).standard_normal((16, 8)).astype(np.float32)
+    s = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(x, [M, N]))
+    trimmed = s.commit_trim(out_packet=m["N"])
+    plain = trimmed.commit_cast(tcp.bf16).commit(element=m["M, N"])
+    relu = trimmed.commit_cast_relu(tcp.bf16).commit(element=m["M, N"])
+    assert np.array_equal(plain.to_tensor().to_numpy("M N"), cast(x, "bf16"))
+    assert np.array_equal(relu.to_tensor().to_numpy("M N"), cast(np.maximum(x, 0), "bf16"))
+
+
+def test_commit_cast_rules() -> None:
+    s = tcp.CollectTensor[tcp.i32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.main, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    with pytest.raises(tcp.DtypeError, match="commit_cast: the commit adapter casts only f32 to bf16, got i32 to i8") as info:
+        s.commit_trim(out_packet=m["N"]).commit_cast(tcp.i8)
+    assert info.value.rule == "Pair"
+    f = tcp.CollectTensor[tcp.f32, Chip, Cluster, m["1 # 256"], m["M"], m["N"]](dev.sub, tcp.Tensor(np.zeros((16, 8)), [M, N]))
+    stream = dev.sub.begin(f.commit_trim(out_packet=m["N"]).commit(element=m["M, N"]).view()).fetch(
+        out_time=m["M"], out_packet=m["N"]).collect(out_time=m["M"], out_packet=m["N"])
+    with pytest.raises(tcp.DtypeError, match="only the main context casts in the commit adapter, got sub") as info:
+        stream.commit_trim(out_packet=m["N"]).commit_cast(tcp.bf16)
+    assert info.value.rule == "MainOnly"
+
+
+def test_commit_view_bottom_pad(evaluator: str) -> None:
+    """f32 [T=512, Q % 56 = 8] on Slice `T / 32 # 256`, committed into the write tile `[T % 32, Q = 8 #{!} 56]`
+    of a wider tensor: the 48 values of Q outside the tile are never written."""
+    T, Q = tcp.axis("T", 512), tcp.axis("Q", 56)
+    Slice = m["T / 32 # 256"]
+    x = np.random.default_rng(7).standard_normal((512, 8)).astype(np.float32)
+    src = tcp.DmTensor[tcp.f32, Chip, Cluster, Slice, m["T % 32, Q = 8"]](tcp.Tensor(x, m["T, Q = 8"]))
+    dst = tcp.DmTensor[tcp.f32, Chip, Cluster, Slice, m["T % 32, Q"]](tcp.Tensor(np.full((512, 56), -1.0), [T, Q]))
+    window = dst.view_mut().tile(0, index=m["Q"], len=8, element=m["T % 32, Q = 8 #{!} 56"])
+    (dev.main.begin(src.view()).fetch(out_time=m["T % 32"], out_packet=m["Q = 8"])
+     .collect(out_time=m["T % 32"], out_packet=m["Q = 8"]).commit_trim(out_packet=m["Q = 8"]).commit_view(window))
+    got = dst.to_tensor().to_numpy("T Q")
+    assert np.array_equal(got[:, :8], x) and np.all(got[:, 8:] == -1)

@@ -102,3 +102,18 @@ def test_begin_takes_a_view() -> None:
     with pytest.raises(tcp.LayoutError, match="begin takes a view of a DM tensor, got ndarray"):
         dev.main.begin(data())  # type: ignore[arg-type]
 
+
+
+Other = tcp.DmTensor[tcp.bf16, Chip, Cluster, Slice, m["B / 2"]]
+
+
+@tcp.kernel
+def fetch_all(x: Dm) -> tcp.CollectTensor[tcp.bf16, Chip, Cluster, Slice, m["B / 16"], m["B % 16"]]:
+    return (dev.main.begin(x.view()).fetch(out_time=m["B / 16"], out_packet=m["B % 16"])
+            .collect(out_time=m["B / 16"], out_packet=m["B % 16"]))
+
+
+def test_kernel_annotations_with_memory_types_are_checked() -> None:
+    assert isinstance(fetch_all(Dm(tcp.Tensor(data(), "A B"))), tcp.CollectTensor)
+    with pytest.raises(tcp.TcpError, match="DmTensor"):
+        fetch_all(Other(tcp.Tensor(data()[:, ::2], m["A, B / 2"])))  # type: ignore[arg-type]

@@ -46,12 +46,14 @@ from tcpdsl.tensors.sources import TrfTensor as TrfTensor
 from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
 from tcpdsl.tensors.memory import DmViewMut as DmViewMut
+from tcpdsl.tensors.memory import HbmTensor as HbmTensor
 from tcpdsl.tensors.memory import VrfTensor as VrfTensor
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
 from tcpdsl.tensors.front import FetchCastTensor as FetchCastTensor
 from tcpdsl.tensors.back import CastTensor as CastTensor
 from tcpdsl.tensors.back import CommitTrimTensor as CommitTrimTensor
+from tcpdsl.tensors.back import CommitCastTensor as CommitCastTensor
 from tcpdsl.verify.lane_mode import LaneMode as LaneMode
 from tcpdsl.verify.vector_ops import FpUnaryOp as FpUnaryOp
 from tcpdsl.verify.vector_ops import FpBinaryOp as FpBinaryOp
@@ -102,12 +104,13 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
     """Match every live digit of ``divisor`` inside ``dividend`` (docs/mapping-language.md §1.9)."""
 
 __all__ = [
-    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitTrimTensor", "ContractOuterTensor",
-    "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor", "DmView", "DmViewMut",
-    "DtypeError", "FetchCastTensor", "FetchTensor", "Index", "LaneMode", "LayoutError", "Mapping",
-    "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError", "Tensor", "Topology",
-    "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2",
-    "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search", "try_kernel", "__version__",
+    "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitCastTensor", "CommitTrimTensor",
+    "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor",
+    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "Index", "LaneMode",
+    "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError",
+    "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator",
+    "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search",
+    "try_kernel", "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [

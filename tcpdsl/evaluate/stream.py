@@ -28,6 +28,7 @@ def fused_logical(flow: Flow, name: str) -> Array:
     if found is None:
         values, dtype = flow.root.logical(name), flow.root.dtype
         for step in flow.steps:
+            values = np.maximum(values, 0) if step.relu else values
             values, dtype = convert(values, dtype, step.dtype), step.dtype
         found = flow.cache[key] = values
     return np.asarray(found)
@@ -45,6 +46,7 @@ def simulated(flow: Flow, name: str) -> Buffer:
     mapping, dtype = root.mapping, root.dtype
     for step in flow.steps:
         values, mask = move(buffer, mapping, step.mapping, root.terms, dtype)
+        values = np.where(np.isnan(values), values, np.maximum(values, 0)) if step.relu else values
         buffer = convert(values, dtype, step.dtype), mask
         mapping, dtype = step.mapping, step.dtype
         bad = live_poison(mask, mapping)

@@ -15,15 +15,19 @@ import string
 from collections.abc import Mapping as MappingABC
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.algebra import Term
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
+from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.logical import Tensor, axis_names
+from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.term_arrays import same_digits
 from tcpdsl.numerics.term_arrays import rearrange
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
@@ -115,6 +119,9 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         exact = np.asarray(actual_tensor.values).dtype.kind in "iu"
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)
+    flow = getattr(result, "flow", None)
+    if isinstance(flow, Flow) and flow.steps:
+        return _check_flow(result, flow)
     to_tensor = getattr(result, "to_tensor", None)
     if to_tensor is None:
         raise LayoutError(_STAGE, "NotATensor", f"cannot check a {type(result).__name__} against the oracle")
@@ -125,6 +132,47 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
     source = inputs[0]
     expected = np.array(rearrange(source.values, source.terms, actual_tensor.terms))
     return _compare(actual_tensor, expected, np.abs(expected.astype(np.float64)))
+
+
+# The relative error one rounding to a float dtype may add to a result that is not exact.
+_ROUNDING: Final = {"bf16": 2.0**-8, "f8e4m3": 2.0**-3, "f8e5m2": 2.0**-2, "f32": 2.0**-23}
+
+
+def _check_flow(result: object, flow: Flow) -> OracleCheck:
+    """A stream or memory tensor: its root's values (the input laid out, or the chain's fold) with the
+    RNGD cast of each change of dtype applied in turn; moves change no value (docs/runtime.md §4)."""
+    expected, terms, scale, exact = _flow_expected(flow)
+    actual_tensor = result.to_tensor()  # type: ignore[attr-defined]
+    if not same_digits(terms, actual_tensor.terms):
+        raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+    expected = np.array(rearrange(expected, terms, actual_tensor.terms))
+    scale = np.array(rearrange(scale, terms, actual_tensor.terms))
+    return _compare(actual_tensor, expected, scale)
+
+
+def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
+    """The values a flow's last position holds, over the terms of its origin, with the scale of their error."""
+    root = flow.root
+    if isinstance(root.source, Chain):
+        expected, terms = chain_oracle.expected(root.source)
+        scale = np.abs(chain_oracle.expected(root.source, magnitude=True)[0].astype(np.float64))
+        exact = np.asarray(expected).dtype.kind in "iu"
+    elif isinstance(root.source, Tensor):
+        expected, terms, exact = np.asarray(root.source.values), root.source.terms, True
+        scale = np.abs(expected.astype(np.float64))
+    elif isinstance(root.source, Flow):
+        expected, terms, scale, exact = _flow_expected(root.source)
+    else:
+        raise LayoutError(_STAGE, "NoOracle", "the stream starts from a tile of another tensor, which the oracle does not follow")
+    dtype = root.dtype
+    for step in flow.steps:
+        if step.relu:
+            expected = np.fmax(expected, 0)
+        if step.dtype != dtype:
+            expected, dtype = cast(expected, step.dtype), step.dtype
+            if not exact:
+                scale = scale + _ROUNDING.get(dtype, 0.0) * np.abs(expected.astype(np.float64)) * 1e5
+    return expected, terms, scale, exact
 
 
 def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleCheck:

@@ -8,6 +8,7 @@ from typing import Any
 from tcpdsl.harness.stages import StageRow
 from tcpdsl.cost import KernelCost
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow
 
 ERROR_LINES = 6  # a long error (a beartype violation) is cut in the text report, kept whole in JSON
 
@@ -42,6 +43,13 @@ class KernelResult:
 
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
+        self.stages, self.cost = stages
+
+    def describe_flow(self, flow: Flow, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
+        """A stream's engines: from the dtype it starts in to the one it ends in."""
+        source = flow.root.source
+        self.dtype = source.stream.dtype if isinstance(source, Chain) else flow.root.dtype
+        self.accumulator = flow.dtype
         self.stages, self.cost = stages
 
     def to_json(self) -> dict[str, Any]:

@@ -1,12 +1,13 @@
-"""One row per stage of a contraction chain: its output layout, derived parameters and cost."""
+"""One row per stage of a contraction chain or a stream: its output layout, derived parameters and cost."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from tcpdsl.cost import KernelCost, StageCost, chain_cost
+from tcpdsl.cost import KernelCost, StageCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.verify.stage import Stage
 
 
@@ -67,3 +68,13 @@ def chain_stages(chain: Chain) -> tuple[tuple[StageRow, ...], KernelCost]:
             {"Mode": q.mode.value, "InnerTime": q.inner_time, "AccumulatorCells": q.cells},
         )
     return tuple(rows), cost
+
+
+def flow_stages(flow: Flow) -> tuple[tuple[StageRow, ...], KernelCost]:
+    """The rows of a stream's engines (after those of the chain it starts from) and its total cost."""
+    source = flow.root.source
+    chain = chain_stages(source) if isinstance(source, Chain) else None
+    costs = tuple(stream_stage_cost(Stage(s.stage), s.params, s.packets) for s in flow.steps)
+    rows = [StageRow(Stage(s.stage), s.layout, dict(stream_params(s.params)), c) for s, c in zip(flow.steps, costs)]
+    total = stream_cost(costs, chain[1] if chain is not None else None)
+    return (*(chain[0] if chain is not None else ()), *rows), total

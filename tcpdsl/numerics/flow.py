@@ -41,6 +41,9 @@ class Root:
     fixed: tuple[Fixed, ...]
     logical: Callable[[str], Array] = field(repr=False)
     physical: Callable[[str], Buffer] | None = field(default=None, repr=False)
+    # What an independent check starts from: the logical tensor laid out, or the contraction chain
+    # (None when the root is computed from another flow, such as a window of a tensor).
+    source: object = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,8 +51,7 @@ class Step:
     """One stage call: the position's physical mapping and dtype after it, and what the verifier derived.
 
     Every step moves cells by their logical coordinates (docs/runtime.md §4); a change of dtype is
-    the RNGD cast of the values. ``into`` is the flow of the memory tensor a ``commit_view`` writes
-    into: its cells outside the written window keep their values.
+    the RNGD cast of the values.
     """
 
     stage: str
@@ -57,7 +59,9 @@ class Step:
     dtype: str
     params: Any = None
     context: str | None = None
-    into: Flow | None = None
+    packets: int = 1  # the position's Time size: how many packets the engine passes
+    layout: str = ""  # the position's layouts past the grid, as reports show them
+    relu: bool = False  # the values are clamped at 0 before the cast (commit_cast_relu)
 
 
 @dataclass(frozen=True, eq=False)

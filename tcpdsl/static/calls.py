@@ -180,7 +180,11 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     if method.startswith("vector_") and isinstance(ctx.context, CallExpr):
         return _vector_stage(chk, ctx, method, ctx.context, written, types, module)
     # The arguments are read first: the runtime parses them before any stage rule runs.
-    args: dict[str, object] = {name: _mapping_arg(ctx, name, method, written, module) for name in row.mappings}
+    args: dict[str, object] = {
+        name: _mapping_arg(ctx, name, method, written, module)
+        for name in row.mappings
+        if name not in row.optional or _given(ctx, name)
+    }
     args.update({name: _OPTIONS[name](ctx, written) for name in row.options})
     args.update({name: _POSITIONAL[name](ctx, index) for index, name in enumerate(row.positional)})
     # A method defined elsewhere (``dev.main.begin(view)``) takes its receiver as its first argument.
@@ -308,6 +312,11 @@ def _arg_index(ctx: MethodContext, name: str) -> int:
 def _arg_type(ctx: MethodContext, name: str) -> Type:
     types = ctx.arg_types[_arg_index(ctx, name)]
     return types[0] if types else AnyType(TypeOfAny.special_form)
+
+
+def _given(ctx: MethodContext, name: str) -> bool:
+    """Whether the call passes ``name``; an optional mapping left out is the composer's default."""
+    return name not in ctx.callee_arg_names or bool(ctx.args[ctx.callee_arg_names.index(name)])
 
 
 def _positional_type(ctx: MethodContext, index: int) -> Type:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
-from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES, FETCH
-from tcpdsl.verify.families import FETCH_CAST, TRF, VECTOR_FAMILIES, VRF, Family
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
+from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, TRF, VECTOR_FAMILIES, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -28,6 +28,7 @@ _MODULES: Final = {
     COLLECT: SOURCES_MODULE,
     TRF: SOURCES_MODULE,
     DM: "tcpdsl.tensors.memory",
+    HBM: "tcpdsl.tensors.memory",
     DM_VIEW: "tcpdsl.tensors.memory",
     DM_VIEW_MUT: "tcpdsl.tensors.memory",
     VRF: "tcpdsl.tensors.memory",
@@ -36,6 +37,7 @@ _MODULES: Final = {
     FETCH_CAST: "tcpdsl.tensors.front",
     CAST: "tcpdsl.tensors.back",
     COMMIT_TRIM: "tcpdsl.tensors.back",
+    COMMIT_CAST: "tcpdsl.tensors.back",
     **{family: "tcpdsl.tensors.vector" for family in VECTOR_FAMILIES.values()},
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).

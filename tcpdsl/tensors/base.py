@@ -95,7 +95,13 @@ class TensorBase(Subscriptable):
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
         frame = user_frame()
-        return {name: as_mapping(arguments[name], stage, f"{name}=", frame) for name in STAGES[stage].mappings}
+        row = STAGES[stage]
+        # An optional mapping left out (``dm.to_dm`` keeps its Cluster) is the composer's default.
+        return {
+            name: as_mapping(arguments[name], stage, f"{name}=", frame)
+            for name in row.mappings
+            if not (name in row.optional and arguments[name] is None)
+        }
 
     def _compose(
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any

@@ -12,13 +12,14 @@ from __future__ import annotations
 from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.flow import Buffer, Flow, Root
+from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
-from tcpdsl.tensors.stream import FlowTensor, root_of, window_flow, written_flow
+from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, window_flow, written_flow
 from tcpdsl.tensors.subscription import Spec, spec_for
 from tcpdsl.verify.compose_memory import TileParams
-from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, VRF, check_type
+from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, VRF, check_type
 from tcpdsl.verify.stage import Stage
 
 
@@ -42,6 +43,29 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         tt = self._spec.tensor_type
         return spec_for(check_type(family, tt.dtypes, tt.layouts))
 
+    def to_dm(self, *, cluster: object = None, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
+        """A DMA move to a new DM layout within each slice; Chip, Cluster and Slice keep their sizes (§4.1)."""
+        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
+        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+
+    def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
+        """A DMA move into HBM as ``[Chip, Element]`` (docs/stage-rules.md §4.1)."""
+        args = self._mappings(Stage.TO_HBM, element=element)
+        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
+
+    def reshape(self, *, chip: object, cluster: object, slice: object, element: object) -> DmTensor[D, Any, Any, Any, Any]:
+        """The same bytes under other layouts of the same sizes (docs/stage-rules.md §4.1, ``Preserve``)."""
+        args = self._mappings(Stage.RESHAPE, chip=chip, cluster=cluster, slice=slice, element=element)
+        spec, _ = self._compose(Stage.RESHAPE, args)
+        parent, mapping, terms = self._flow, spec.mapping, spec.terms
+
+        def physical(name: str) -> Buffer:
+            return buffer_of(parent, name)
+
+        flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
+                         lambda name: to_terms(physical(name)[0], mapping, terms), physical))
+        return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
+
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:
         """The whole tensor as a read view: what ``dev.main.begin(view)`` streams from."""
         return DmView._window(self._as(DM_VIEW), self, 0)  # type: ignore[no-any-return]
@@ -49,6 +73,33 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
     def view_mut(self) -> DmViewMut[D, ChipT, ClusterT, SliceT, ElementT]:
         """The whole tensor as a write view: what ``commit_view`` writes into."""
         return DmViewMut._window(self._as(DM_VIEW_MUT), self, 0)  # type: ignore[no-any-return]
+
+
+class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
+    """A tensor in HBM over ``[Chip, Element]``: what DMA moves into DM and back."""
+
+    __slots__ = ()
+    __tcp_family__ = HBM
+
+    def __init__(self, tensor: Tensor, /) -> None:
+        raise unspecialised("HbmTensor")
+
+    @staticmethod
+    def __tcp_build__(spec: Spec, *args: object) -> Any:
+        if len(args) != 1:
+            raise LayoutError("HbmTensor", "Arguments", "build an HBM tensor as HbmTensor[...](tensor)",
+                              hint="pass one tcp.Tensor")
+        return HbmTensor._of_flow(spec, root_of(spec, lay_out_logical(spec, args[0], "HbmTensor")))
+
+    def to_dm(self, *, cluster: object, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
+        """A DMA move into DM, choosing the Cluster and Slice distribution (docs/stage-rules.md §4.1)."""
+        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
+        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+
+    def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
+        """A DMA move to a new HBM layout, or a broadcast over axes the source lacks (§4.1)."""
+        args = self._mappings(Stage.TO_HBM, element=element)
+        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
 
 
 class _View(FlowTensor):

@@ -201,7 +201,7 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
             values = np.asarray(get_evaluator(name).run(chain))
             return values, lay_out(to_terms(values, mapping, terms), terms, mapping, dtype)[1]
 
-        return Flow(Root(mapping, dtype, terms, carried_fixed(chain, terms), logical, physical))
+        return Flow(Root(mapping, dtype, terms, carried_fixed(chain, terms), logical, physical, source=chain))
 
     def cast(self, dtype: type[_Out], /, *, out_packet: object) -> CastTensor[_Out, ChipT, ClusterT, SliceT, TimeT, Any]:
         """Narrow each flit of the result on the cast engine (docs/stage-rules.md §4.7)."""

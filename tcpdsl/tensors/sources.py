@@ -14,11 +14,11 @@ from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, ElementT, LaneT, Pack
 from tcpdsl.tensors.base import lay_out_logical, unspecialised
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.numerics.flow import Flow, Step
+from tcpdsl.numerics.flow import Flow
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor
 from tcpdsl.tensors.memory import VrfTensor
-from tcpdsl.tensors.stream import root_of
+from tcpdsl.tensors.stream import root_of, step_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
@@ -126,8 +126,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     @classmethod
     def _collected(cls, spec: Spec, flow: Flow, params: CollectParams) -> Any:
         """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
-        return cls._make(spec, None, None, flow=flow.then(Step(Stage.COLLECT, spec.mapping, spec.tensor_type.dtype,
-                                                                 params)))
+        return cls._make(spec, None, None, flow=flow.then(step_of(Stage.COLLECT, spec, params)))
 
     @property
     def flow(self) -> Flow:

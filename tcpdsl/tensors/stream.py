@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
+from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Buffer, Flow, Root, Step
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
@@ -21,10 +23,26 @@ from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
 
+def step_of(stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False) -> Step:
+    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters."""
+    tt = spec.tensor_type
+    packets = tt.layout("Time").size if "Time" in tt.family.layouts else 1
+    layout = " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
+    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu)
+
+
+def flow_cost(flow: Flow) -> KernelCost:
+    """Each engine's cycles and the stream's total (docs/cost-model.md §4), after the chain it starts from."""
+    source = flow.root.source
+    stages = tuple(stream_stage_cost(Stage(s.stage), s.params, s.packets) for s in flow.steps)
+    return stream_cost(stages, chain_cost(source) if isinstance(source, Chain) else None)
+
+
 def root_of(spec: Spec, tensor: Tensor) -> Flow:
     """A flow starting at ``tensor`` laid out on ``spec``'s layout (the same values for every evaluator)."""
     values = tensor.values
-    return Flow(Root(spec.mapping, spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms, lambda name: values))
+    return Flow(Root(spec.mapping, spec.tensor_type.dtype, tensor.terms, tensor.fixed_terms, lambda name: values,
+                     source=tensor))
 
 
 def buffer_of(flow: Flow, name: str) -> Buffer:
@@ -40,8 +58,11 @@ def window_flow(parent: Flow, spec: Spec, offset: int) -> Flow:
     def physical(name: str) -> Buffer:
         return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
 
-    return Flow(Root(spec.mapping, dtype, spec.terms, (), lambda name: to_terms(physical(name)[0], spec.mapping,
-                                                                                  spec.terms), physical))
+    # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
+    whole = offset == 0 and spec.mapping == parent.mapping
+    terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
+    return Flow(Root(spec.mapping, dtype, terms, fixed, lambda name: to_terms(physical(name)[0], spec.mapping, terms),
+                     physical, source=parent if whole else None))
 
 
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
@@ -79,8 +100,7 @@ class FlowTensor(TensorBase):
         """The next position: compose the stage's row (``others`` are its options and carried values),
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
         spec, params = self._compose(stage, mappings, *operands, **others)
-        tt = spec.tensor_type
-        return cls._of_flow(spec, self._flow.then(Step(stage, spec.mapping, tt.dtype, params, unit)))
+        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit)))
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""
@@ -91,11 +111,13 @@ class FlowTensor(TensorBase):
         return get_evaluator().flow_physical(self._flow).reshape(self._dims())
 
     def _describe(self) -> str:
-        lines = [f"{self._spec.text()}"]
-        for step in self._flow.steps:
-            lines.append(f"  {step.stage} -> {step.mapping} ({step.dtype}){_params(step.params)}")
+        """Each step: the stage, the position's layout and dtype, its derived parameters and cycles; then the total."""
+        cost = flow_cost(self._flow)
+        engines = cost.stages[len(cost.stages) - len(self._flow.steps):]
+        lines = [self._spec.text()]
+        for step, stage in zip(self._flow.steps, engines):
+            derived = ", ".join(f"{k} {v}" for k, v in stream_params(step.params).items())
+            lines.append(f"  {step.stage} -> {step.layout} ({step.dtype}): {stage.cycles} cycles"
+                         + (f"; {derived}" if derived else ""))
+        lines.append(f"  total: {cost.total_cycles} cycles per slice")
         return "\n".join(lines)
-
-
-def _params(params: object) -> str:
-    return "" if params is None else f": {params}"

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cast import CastParams, verify_cast
-from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_trim
+from tcpdsl.verify.commit import CommitParams, verify_commit, verify_commit_cast, verify_commit_trim
 from tcpdsl.verify.compose import meeting
-from tcpdsl.verify.families import CAST, COMMIT_TRIM, DM, DM_VIEW_MUT, FETCH_CAST, VRF, TensorType, check_type
+from tcpdsl.verify.families import CAST, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW_MUT, FETCH_CAST, VRF, TensorType, check_type
 from tcpdsl.verify.fetch import FLIT_BITS
 from tcpdsl.verify.fetch_adapter import verify_fetch_cast
 from tcpdsl.verify.stage import Stage
@@ -69,6 +69,19 @@ def commit_trim(src: TensorType, *, out_packet: Mapping) -> tuple[TensorType, in
     chip, cluster, slice_, time, packet = _stream(src)
     kept = verify_commit_trim(src.dtype, packet=packet, out_packet=out_packet)
     return check_type(COMMIT_TRIM, src.dtypes, (chip, cluster, slice_, time, out_packet)), kept
+
+
+def commit_cast(src: TensorType, *, dtype: str, context: str = "main") -> tuple[TensorType, int]:
+    """``commit_cast(D)``: the commit adapter narrows f32 to bf16 on the way into DM (§4.8); returns the bytes
+    written per packet."""
+    written = verify_commit_cast(src.dtype, dtype, packet=src.layout("Packet"), context=context)
+    return check_type(COMMIT_CAST, (dtype,), src.layouts), written
+
+
+def commit_cast_relu(src: TensorType, *, dtype: str, context: str = "main") -> tuple[TensorType, int]:
+    """``commit_cast_relu(D)``: ``commit_cast`` of ``max(x, 0)`` (§4.8)."""
+    written = verify_commit_cast(src.dtype, dtype, packet=src.layout("Packet"), context=context, relu=True)
+    return check_type(COMMIT_CAST, (dtype,), src.layouts), written
 
 
 def commit(src: TensorType, *, element: Mapping, context: str = "main") -> tuple[TensorType, CommitParams]:

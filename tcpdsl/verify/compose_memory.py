@@ -1,4 +1,5 @@
-"""The composers of memory views: ``tile`` windows of a DM view (docs/stage-rules.md §4.1)."""
+"""The composers of memory: the DMA moves ``to_dm`` and ``to_hbm``, ``reshape``, and ``tile`` windows of a
+DM view (docs/stage-rules.md §4.1)."""
 
 from __future__ import annotations
 
@@ -6,9 +7,11 @@ from dataclasses import dataclass
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify.families import DM_VIEW_MUT, TensorType, check_type
+from tcpdsl.verify.dma import DmaParams, verify_to_dm, verify_to_hbm
+from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, TensorType, check_type
+from tcpdsl.verify.memory import Tier
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.views import tile_stride, verify_tile
+from tcpdsl.verify.views import tile_stride, verify_reshape, verify_tile
 
 
 @dataclass(frozen=True)
@@ -32,3 +35,38 @@ def tile(src: TensorType, *, index: Mapping, element: Mapping, len: int, start: 
     old = src.layout("Element")
     verify_tile(old, start=start, index=index, len_=len, element=element, write=src.family is DM_VIEW_MUT)
     return check_type(src.family, src.dtypes, (*src.grid, element)), TileParams(tile_stride(old, index), start)
+
+
+def tier(src: TensorType) -> Tier:
+    """Where a memory tensor lives, for the DMA rules."""
+    if src.family is HBM:
+        return Tier(src.layout("Chip"), src.layout("Element"))
+    chip, cluster, slice_ = src.grid
+    return Tier(chip, src.layout("Element"), cluster, slice_)
+
+
+def to_dm(src: TensorType, *, slice: Mapping, element: Mapping, cluster: Mapping | None = None) -> tuple[
+        TensorType, DmaParams]:
+    """``hbm.to_dm(cluster=, slice=, element=)`` or ``dm.to_dm(slice=, element=)`` (which keeps Cluster)."""
+    if cluster is None:
+        if src.family is not DM:
+            raise LayoutError(
+                Stage.TO_DM, "Cluster", "to_dm: a move from HBM into DM chooses the Cluster layout, and none was given",
+                hint="pass cluster=m[\"1 # 2\"] (or the layout the tensor should take)",
+            )
+        cluster = src.layout("Cluster")
+    params = verify_to_dm(src.dtype, source=tier(src), cluster=cluster, slice_=slice, element=element)
+    return check_type(DM, src.dtypes, (src.layout("Chip"), cluster, slice, element)), params
+
+
+def to_hbm(src: TensorType, *, element: Mapping) -> tuple[TensorType, DmaParams]:
+    """``dm.to_hbm(element=)`` or ``hbm.to_hbm(element=)``: a move into HBM, with a free relayout."""
+    params = verify_to_hbm(src.dtype, source=tier(src), element=element)
+    return check_type(HBM, src.dtypes, (src.layout("Chip"), element)), params
+
+
+def reshape(src: TensorType, *, chip: Mapping, cluster: Mapping, slice: Mapping, element: Mapping) -> tuple[
+        TensorType, None]:
+    """``dm.reshape(chip=, cluster=, slice=, element=)``: the same bytes under other names (``Preserve``)."""
+    verify_reshape(tier(src), chip=chip, cluster=cluster, slice_=slice, element=element)
+    return check_type(DM, src.dtypes, (chip, cluster, slice, element)), None

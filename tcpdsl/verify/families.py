@@ -24,7 +24,7 @@ from tcpdsl.verify.constructors import (
     check_trf_tensor,
 )
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
-from tcpdsl.verify.memory import check_dm_tensor, check_grid, stream_bits
+from tcpdsl.verify.memory import check_dm_tensor, check_grid, check_hbm_tensor, stream_bits
 from tcpdsl.verify.to_vrf import VECTOR_DTYPES
 from tcpdsl.verify.vector_pass import VeStage
 
@@ -87,6 +87,10 @@ def _vrf(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     check_grid(family, maps["cluster"], maps["slice_"])
 
 
+def _hbm(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
+    check_hbm_tensor(dtype, **maps)
+
+
 def _position(family: str, dtype: str, maps: dict[str, Mapping]) -> None:
     """A stream position's own type rules: a stream dtype on a grid the tensor unit has; its layouts
     are checked by the stage that produces it (docs/stage-rules.md §4)."""
@@ -103,6 +107,7 @@ CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), 
 
 # Memory (docs/stage-rules.md §4.1).
 DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
+HBM: Final = Family("HbmTensor", ("D",), ("Chip", "Element"), _hbm)
 # Windows of a DM tensor: a read view (its holes are Top padding) and a write view (Bottom padding).
 DM_VIEW: Final = Family("DmView", ("D",), (*GRID, "Element"), _dm)
 DM_VIEW_MUT: Final = Family("DmViewMut", ("D",), (*GRID, "Element"), _dm)
@@ -114,6 +119,7 @@ FETCH: Final = Family("FetchTensor", ("D",), STREAM, _position)
 FETCH_CAST: Final = Family("FetchCastTensor", ("D",), STREAM, _position)
 CAST: Final = Family("CastTensor", ("D",), STREAM, _position)
 COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
+COMMIT_CAST: Final = Family("CommitCastTensor", ("D",), STREAM, _position)
 # The vector register file (docs/stage-rules.md §4.6): i32 or f32 over [Chip, Cluster, Slice, Element].
 VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
 # A vector pass has one position per stage of its state machine (docs/stage-rules.md §6.1): the class a
@@ -144,8 +150,8 @@ TYPESTATE: Final = {f: 1 for stage, f in VECTOR_FAMILIES.items() if stage is not
 FAMILIES: Final = {
     f.name: f
     for f in (
-        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST,
-        COMMIT_TRIM, VRF, *VECTOR_FAMILIES.values(),
+        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST,
+        COMMIT_TRIM, COMMIT_CAST, VRF, *VECTOR_FAMILIES.values(),
     )
 }
 

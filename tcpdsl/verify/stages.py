@@ -17,8 +17,8 @@ from typing import Any, Final
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
 from tcpdsl.verify import vector_compose as vc
-from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType
+from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
+from tcpdsl.verify.families import FETCH_CAST, HBM, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_families import TARGET, receivers
 from tcpdsl.verify.vector_pass import VeStage
@@ -51,6 +51,7 @@ class StageRow:
     # Arguments passed positionally before any operand, by the composer's names: the target dtype of
     # ``fetch_cast(tcp.f32)`` (the composer gets its name), the run-time start of ``tile(start, ...)``.
     positional: tuple[str, ...] = ()
+    optional: tuple[str, ...] = ()  # mappings a call may leave out, for the composer's default
 
     def returns(self, receiver: Family) -> Family:
         """The family the method returns when called on ``receiver``."""
@@ -95,11 +96,26 @@ STAGES: Final[dict[Stage, StageRow]] = {
                  positional=("dtype",)),
         StageRow(Stage.COMMIT_TRIM, (COLLECT, CONTRACT, FINAL, CAST), COMMIT_TRIM, ("out_packet",), compose_back.commit_trim,
                  "4.8"),
-        StageRow(Stage.COMMIT, (COMMIT_TRIM,), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
         StageRow(
-            Stage.COMMIT_VIEW, (COMMIT_TRIM,), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
+            Stage.COMMIT_CAST, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast, "4.8", carried=("context",),
+            positional=("dtype",),
+        ),
+        StageRow(
+            Stage.COMMIT_CAST_RELU, (COMMIT_TRIM,), COMMIT_CAST, (), compose_back.commit_cast_relu, "4.8",
+            carried=("context",), positional=("dtype",),
+        ),
+        StageRow(Stage.COMMIT, (COMMIT_TRIM, COMMIT_CAST), DM, ("element",), compose_back.commit, "4.8", carried=("context",)),
+        StageRow(
+            Stage.COMMIT_VIEW, (COMMIT_TRIM, COMMIT_CAST), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
             carried=("context",),
         ),
+        # Memory: DMA moves and views (docs/stage-rules.md §4.1).
+        StageRow(
+            Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1",
+            optional=("cluster",),
+        ),
+        StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
+        StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
             Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
             options=("len",), positional=("start",),
@@ -138,13 +154,8 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.COMMIT_CAST,
-    Stage.COMMIT_CAST_RELU,
-    Stage.TO_DM,
     Stage.TO_DM_VIEW,
-    Stage.TO_HBM,
     Stage.TO_HBM_VIEW,
-    Stage.RESHAPE,
     Stage.PAD,
 )
 
