@@ -155,6 +155,9 @@ def stage_call(ctx: MethodContext, method: Stage) -> Type:
     try:
         _place_followers(chk, ctx.context)
         return _stage(chk, ctx, method)
+    except vector_calls.UnknownPass as what:
+        unchecked(chk, str(what), site, then=what.then)
+        return ctx.default_return_type
     except Unreadable as what:
         unchecked(chk, str(what), site)
         return ctx.default_return_type

@@ -32,6 +32,12 @@ _STASH_NAMES: Final = frozenset({"tcpdsl.STASH", "tcpdsl.verify.vector_pass.STAS
 _MAX_DEPTH: Final = 64
 
 
+class UnknownPass(Unreadable):
+    """The calls a pass method's receiver came from are not written where the plugin can read them."""
+
+    then = "only the type's stage order, way and stash state are checked at this call"
+
+
 class EarlierRefused(Exception):
     """A call the pass came from breaks a rule: it was reported there, so this call adds nothing."""
 
@@ -78,8 +84,8 @@ def pass_state(chk: TypeChecker, call: CallExpr, env: Env, module: str, follow: 
     """The state the pass stands in before ``call``: the calls it came from, recomposed."""
     found = receiver_call(call, env, follow)
     if found is None or depth > _MAX_DEPTH:
-        raise Unreadable("the vector pass this call continues is not written out here (vector_init and the calls "
-                         "after it); AluOnce, the stash and VeOrder")
+        raise UnknownPass("the state of the vector pass this call continues (its ALUs, stash and order) is not "
+                          "written out here, from vector_init on")
     inner, stage = found
     assert isinstance(inner.callee, MemberExpr)
     src = operand(chk.lookup_type_or_none(inner.callee.expr) or _missing(), env, module)
