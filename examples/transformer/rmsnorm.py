@@ -2,7 +2,7 @@
 
 ``x * w / sqrt(sum(x^2) / H + 6.25e-8)`` over the hidden axis ``H = 1024``, in f32 on the vector engine,
 rounded once to bf16 when committed. The activation is replicated on every slice (``SliceP4``) and on
-both clusters, as the reference lays it out. Three passes: the mean square (stash, multiply, the
+both clusters, as the reference lays it out; the weight comes from HBM by DMA. Three passes: the mean square (stash, multiply, the
 intra-slice reduce, a divide and the epsilon), its square root, then ``x * w / rms`` with the weight
 and the root read from the vector register file, broadcast along ``H``.
 """
@@ -20,11 +20,12 @@ EPS = 6.25e-8
 MUL0 = tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0)
 
 Activation = tcp.DmTensor[tcp.bf16, Chip, Cluster, SliceP4, m["H"]]
+Weight = tcp.HbmTensor[tcp.bf16, Chip, m["H"]]
 dev = tcp.Device()
 
 
 @tcp.kernel
-def rmsnorm(x: Activation, w: Activation) -> Activation:
+def rmsnorm(x: Activation, w: Weight) -> Activation:
     mean_square = (
         dev.main.begin(x.view())
         .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
@@ -57,7 +58,7 @@ def rmsnorm(x: Activation, w: Activation) -> Activation:
         .commit(element=m["1 # 8"])
     )
     weight = (
-        dev.sub.begin(w.view())
+        dev.sub.begin(w.to_dm(cluster=Cluster, slice=SliceP4, element=m["H"]).view())
         .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
         .fetch_cast(tcp.f32)
         .collect(out_time=m["H / 8"], out_packet=m["H % 8"])
