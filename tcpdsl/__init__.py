@@ -93,6 +93,8 @@ _EXPORTS: dict[str, str] = {
     "DmView": "tcpdsl.tensors.memory",
     "DmViewMut": "tcpdsl.tensors.memory",
     "HbmTensor": "tcpdsl.tensors.memory",
+    "HbmView": "tcpdsl.tensors.memory",
+    "HbmViewMut": "tcpdsl.tensors.memory",
     "VrfTensor": "tcpdsl.tensors.memory",
     "BeginTensor": "tcpdsl.tensors.front",
     "FetchTensor": "tcpdsl.tensors.front",

@@ -103,3 +103,57 @@ def test_a_dm_tensor_past_its_capacity_is_refused() -> None:
         tcp.DmTensor[tcp.bf16, Chip, m["1"], m["1 # 64"], m["Big"]]
     assert (info.value.stage, info.value.rule) == ("DmTensor", "Capacity")
     del Big
+
+
+def test_embedding_row_into_an_hbm_view(evaluator: str) -> None:
+    """The transformer's embedding smoke test: bf16 [H=1024] copied HBM -> HBM with to_hbm_view."""
+    H = tcp.axis("H", 1024)
+    x = np.random.default_rng(1).standard_normal(1024).astype(np.float32)
+    src = tcp.HbmTensor[tcp.bf16, Chip, m["H"]](tcp.Tensor(x, [H]))
+    dst = tcp.HbmTensor[tcp.bf16, Chip, m["H"]](tcp.Tensor(np.zeros(1024), [H]))
+    assert src.view().to_hbm_view(dst.view_mut()) is dst
+    assert np.array_equal(dst.to_tensor().to_numpy("H"), src.to_tensor().to_numpy("H"))
+
+
+def test_a_tile_of_hbm_into_a_dm_window(evaluator: str) -> None:
+    """Rows 64..127 of an HBM table moved into rows 0..63 of a DM tensor (a tile's start counts rows);
+    the other rows of the DM tensor stay as they were."""
+    x = np.arange(256 * 8).reshape(256, 8)
+    hbm = tcp.HbmTensor[tcp.i32, Chip, m["PA, A"]](tcp.Tensor(x, "PA A"))
+    dm = tcp.DmTensor[tcp.i32, Chip, m["1 # 2"], m["1 # 64"], m["PA, A"]](tcp.Tensor(np.full((256, 8), -1), "PA A"))
+    rows = hbm.view().tile(64, index=m["PA"], len=64, element=m["PA % 64 # 256, A"])
+    window = dm.view_mut().tile(0, index=m["PA"], len=64, element=m["PA % 64 #{!} 256, A"])
+    assert rows.to_dm_view(window) is dm
+    got = dm.to_tensor().to_numpy("PA A")
+    assert np.array_equal(got[:64], x[64:128]) and np.all(got[64:] == -1)
+
+
+def test_view_moves_check_their_destination() -> None:
+    H = tcp.axis("H", 1024)
+    src = tcp.HbmTensor[tcp.bf16, Chip, m["H"]](tcp.Tensor(np.zeros(1024), [H]))
+    other = tcp.HbmTensor[tcp.f32, Chip, m["H"]](tcp.Tensor(np.zeros(1024), [H]))
+    with pytest.raises(tcp.LayoutError, match="to_hbm_view: the source is bf16 but the view holds f32") as info:
+        src.view().to_hbm_view(other.view_mut())  # type: ignore[arg-type]
+    assert info.value.rule == "DtypeMismatch"
+    with pytest.raises(tcp.LayoutError, match="to_hbm_view writes into a write view, got a HbmView") as info:
+        src.view().to_hbm_view(src.view())  # type: ignore[arg-type]
+    assert info.value.rule == "NotAWriteView"
+
+
+def test_a_padded_view_streams_its_cells_and_reads_no_padding_as_data(evaluator: str) -> None:
+    """`pad` re-declares a view's cells with one outermost padding factor: a fetch of the padded view's live
+    part reads the tensor; the padding past the tensor is Top (undefined) in a read view."""
+    dev = tcp.Device()
+    W = tcp.axis("W", 16)
+    x = np.arange(16, dtype=np.float32)
+    dm = tcp.DmTensor[tcp.f32, Chip, m["1"], m["1 # 64"], m["W"]](tcp.Tensor(x, [W]))
+    padded = dm.view().pad(element=m["W # 32"])
+    assert padded.layout["Element"] == m["W # 32"]
+    stream = dev.main.begin(padded).fetch(out_time=m["W # 32 / 8"], out_packet=m["W # 32 % 8"])
+    assert np.array_equal(stream.to_tensor().to_numpy("W"), x)
+    with pytest.raises(tcp.LayoutError, match=r"pad: the padded view W % 8 \(8 cells\) is narrower than the view W \(16 cells\)") as info:
+        dm.view().pad(element=m["W = 8"])
+    assert (info.value.stage, info.value.rule) == ("pad", "NarrowerView")
+    with pytest.raises(tcp.LayoutError) as info:
+        dm.view_mut().pad(element=m["W # 32"])
+    assert (info.value.stage, info.value.rule) == ("pad", "UnexpectedView")

@@ -11,7 +11,7 @@ from tcpdsl.static.names import STAGE_METHODS, TENSOR_CLASSES, fullname
 from tcpdsl.tensors.back import CastTensor, CommitCastTensor, CommitTrimTensor
 from tcpdsl.tensors.device import TensorUnit
 from tcpdsl.tensors.front import BeginTensor, FetchCastTensor, FetchTensor
-from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, HbmTensor, VrfTensor
+from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, HbmTensor, HbmView, HbmViewMut, VrfTensor
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 from tcpdsl.tensors import vector
@@ -24,8 +24,8 @@ CLASSES: dict[Family, type] = {
     cls.__tcp_family__: cls
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
-        DmTensor, HbmTensor, DmView, DmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor, CastTensor,
-        CommitTrimTensor, CommitCastTensor, *(getattr(vector, f.name) for f in VECTOR_FAMILIES.values()),
+        DmTensor, HbmTensor, DmView, DmViewMut, HbmView, HbmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor,
+        CastTensor, CommitTrimTensor, CommitCastTensor, *(getattr(vector, f.name) for f in VECTOR_FAMILIES.values()),
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.

@@ -47,6 +47,8 @@ from tcpdsl.tensors.memory import DmTensor as DmTensor
 from tcpdsl.tensors.memory import DmView as DmView
 from tcpdsl.tensors.memory import DmViewMut as DmViewMut
 from tcpdsl.tensors.memory import HbmTensor as HbmTensor
+from tcpdsl.tensors.memory import HbmView as HbmView
+from tcpdsl.tensors.memory import HbmViewMut as HbmViewMut
 from tcpdsl.tensors.memory import VrfTensor as VrfTensor
 from tcpdsl.tensors.front import BeginTensor as BeginTensor
 from tcpdsl.tensors.front import FetchTensor as FetchTensor
@@ -106,11 +108,11 @@ def divide_exact(dividend: _MappingValue, divisor: _MappingValue) -> list[Divide
 __all__ = [
     "Axis", "BeginTensor", "CastTensor", "CollectTensor", "CommitCastTensor", "CommitTrimTensor",
     "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor", "Device", "DmTensor",
-    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "Index", "LaneMode",
-    "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "TcpError",
-    "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent", "evaluator",
-    "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "search",
-    "try_kernel", "__version__",
+    "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor", "HbmTensor", "HbmView", "HbmViewMut",
+    "Index", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError", "OUT_OF_BOUNDS", "Pad", "PaddingKind",
+    "Plan", "TcpError", "Tensor", "Topology", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact",
+    "equivalent", "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m",
+    "mx", "parse", "search", "try_kernel", "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [

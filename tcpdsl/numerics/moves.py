@@ -70,13 +70,16 @@ def live_poison(mask: Mask, mapping: Mapping) -> int:
 
 
 def window(parent: Buffer, element: int, offset: int, mapping: Mapping, dtype: str) -> Buffer:
-    """The buffer of a tile of ``parent``: Element cell ``p`` of the window is cell ``p + offset`` of the
-    parent (``element`` cells per slice); the window's own holes and cells past the parent are poisoned."""
+    """The buffer of a window of ``parent`` (``element`` cells per slice): Element cell ``p`` of the window
+    is cell ``p + offset`` of the parent. The window's own holes, and cells past the parent's (a padded
+    view may reach further), are poisoned."""
     values, mask = (np.asarray(a).reshape(-1, element) for a in parent)
-    out = np.full_like(values, poison(dtype))
-    bad = np.ones(values.shape, dtype=np.uint8)
-    out[:, : element - offset] = values[:, offset:]
-    bad[:, : element - offset] = mask[:, offset:]
+    size = mapping.size // values.shape[0]
+    out = np.full((values.shape[0], size), poison(dtype), dtype=values.dtype)
+    bad = np.ones(out.shape, dtype=np.uint8)
+    n = min(size, element - offset)
+    out[:, :n] = values[:, offset : offset + n]
+    bad[:, :n] = mask[:, offset : offset + n]
     flat_bad = bad.reshape(-1)
     flat_bad[plan(mapping).padding(PaddingKind.TOP, PaddingKind.BOTTOM)] = 1
     return out.reshape(-1), flat_bad
@@ -86,8 +89,9 @@ def write_window(parent: Buffer, written: Buffer, element: int, offset: int, map
     """``parent`` after a write into its window at ``offset`` over ``mapping``: only the window's live
     cells are written; its Bottom padding, and every cell outside it, keeps the parent's value."""
     values, mask = (np.asarray(a).reshape(-1, element).copy() for a in parent)
-    new, new_mask = (np.asarray(a).reshape(-1, element) for a in written)
-    rows, cols = np.nonzero(plan(mapping).live.reshape(-1, element))
+    size = mapping.size // values.shape[0]
+    new, new_mask = (np.asarray(a).reshape(-1, size) for a in written)
+    rows, cols = np.nonzero(plan(mapping).live.reshape(-1, size))
     values[rows, cols + offset] = new[rows, cols]
     mask[rows, cols + offset] = new_mask[rows, cols]
     return values.reshape(-1), mask.reshape(-1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
-from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, TRF, VECTOR_FAMILIES, VRF, Family
+from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, TRF, VECTOR_FAMILIES, VRF, Family
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -29,6 +29,8 @@ _MODULES: Final = {
     TRF: SOURCES_MODULE,
     DM: "tcpdsl.tensors.memory",
     HBM: "tcpdsl.tensors.memory",
+    HBM_VIEW: "tcpdsl.tensors.memory",
+    HBM_VIEW_MUT: "tcpdsl.tensors.memory",
     DM_VIEW: "tcpdsl.tensors.memory",
     DM_VIEW_MUT: "tcpdsl.tensors.memory",
     VRF: "tcpdsl.tensors.memory",

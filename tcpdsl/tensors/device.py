@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tcpdsl.errors import LayoutError
+from tcpdsl.tensors.base import ChipT, ClusterT, D, SliceT
 from tcpdsl.tensors.context import Topology, TuContext
 from tcpdsl.tensors.front import BeginTensor
 from tcpdsl.tensors.memory import DmView
@@ -17,7 +18,7 @@ __all__ = ["Device", "TensorUnit", "Topology", "TuContext"]
 class TensorUnit(TuContext):
     """A tensor-unit context as the device hands it out: it begins streams on DM views."""
 
-    def begin(self, view: DmView[Any, Any, Any, Any, Any], /) -> BeginTensor[Any, Any, Any, Any, Any, Any]:
+    def begin(self, view: DmView[D, ChipT, ClusterT, SliceT, Any], /) -> BeginTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Begin a stream on a DM view: one packet of the view's Element per slice (docs/stage-rules.md §4.3)."""
         spec = spec_of(view)
         if not isinstance(view, DmView) or spec is None:

@@ -16,11 +16,17 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
-from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, window_flow, written_flow
-from tcpdsl.tensors.subscription import Spec, spec_for
+from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
+from tcpdsl.tensors.subscription import Spec, spec_for, spec_of
 from tcpdsl.verify.compose_memory import TileParams
-from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, VRF, check_type
+from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
 from tcpdsl.verify.stage import Stage
+
+
+def _as(tensor: FlowTensor, family: Family) -> Spec:
+    """The tensor's type as one of its views' families (the same layouts)."""
+    tt = tensor._spec.tensor_type
+    return spec_for(check_type(family, tt.dtypes, tt.layouts))
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
@@ -38,10 +44,6 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             raise LayoutError("DmTensor", "Arguments", "build a DM tensor as DmTensor[...](tensor)",
                               hint="pass one tcp.Tensor")
         return DmTensor._of_flow(spec, root_of(spec, lay_out_logical(spec, args[0], "DmTensor")))
-
-    def _as(self, family: Any) -> Spec:
-        tt = self._spec.tensor_type
-        return spec_for(check_type(family, tt.dtypes, tt.layouts))
 
     def to_dm(self, *, cluster: object = None, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move to a new DM layout within each slice; Chip, Cluster and Slice keep their sizes (§4.1)."""
@@ -68,11 +70,11 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
 
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:
         """The whole tensor as a read view: what ``dev.main.begin(view)`` streams from."""
-        return DmView._window(self._as(DM_VIEW), self, 0)  # type: ignore[no-any-return]
+        return DmView._window(_as(self, DM_VIEW), self, 0)  # type: ignore[no-any-return]
 
     def view_mut(self) -> DmViewMut[D, ChipT, ClusterT, SliceT, ElementT]:
         """The whole tensor as a write view: what ``commit_view`` writes into."""
-        return DmViewMut._window(self._as(DM_VIEW_MUT), self, 0)  # type: ignore[no-any-return]
+        return DmViewMut._window(_as(self, DM_VIEW_MUT), self, 0)  # type: ignore[no-any-return]
 
 
 class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
@@ -91,6 +93,14 @@ class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
                               hint="pass one tcp.Tensor")
         return HbmTensor._of_flow(spec, root_of(spec, lay_out_logical(spec, args[0], "HbmTensor")))
 
+    def view(self) -> HbmView[D, ChipT, ElementT]:
+        """The whole tensor as a read view, for a DMA out of part of it (``tile``, ``to_dm_view``)."""
+        return HbmView._window(_as(self, HBM_VIEW), self, 0)  # type: ignore[no-any-return]
+
+    def view_mut(self) -> HbmViewMut[D, ChipT, ElementT]:
+        """The whole tensor as a write view: what ``to_hbm_view`` writes into."""
+        return HbmViewMut._window(_as(self, HBM_VIEW_MUT), self, 0)  # type: ignore[no-any-return]
+
     def to_dm(self, *, cluster: object, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move into DM, choosing the Cluster and Slice distribution (docs/stage-rules.md §4.1)."""
         args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
@@ -103,18 +113,23 @@ class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
 
 
 class _View(FlowTensor):
-    """A window of a DM tensor: its type is the window's, its cells the tensor's, ``offset`` Element cells in."""
+    """A window of a memory tensor: its type is the window's, its cells the tensor's, ``offset`` Element cells in."""
 
     __slots__ = ("_parent", "_offset")
-    _parent: DmTensor[Any, Any, Any, Any, Any]
+    _parent: FlowTensor
     _offset: int
 
     @classmethod
-    def _window(cls, spec: Spec, parent: DmTensor[Any, Any, Any, Any, Any], offset: int) -> Any:
-        out = cls._of_flow(spec, window_flow(parent._flow, spec, offset))
+    def _window(cls, spec: Spec, parent: FlowTensor, offset: int) -> Any:
+        out = cls._of_flow(spec, window_flow(parent._flow, parent._spec.layout("Element").size, spec, offset))
         out._parent = parent
         out._offset = offset
         return out
+
+    def _pad(self, element: object) -> Any:
+        args = self._mappings(Stage.PAD, element=element)
+        spec, _ = self._compose(Stage.PAD, args)
+        return type(self)._window(spec, self._parent, self._offset)
 
     def _tile(self, start: object, index: object, len: object, element: object) -> Any:
         args = self._mappings(Stage.TILE, index=index, element=element)
@@ -122,8 +137,17 @@ class _View(FlowTensor):
         assert isinstance(params, TileParams) and isinstance(start, int)
         return type(self)._window(spec, self._parent, self._offset + start * params.stride)
 
-    def _write(self, written: Flow) -> DmTensor[Any, Any, Any, Any, Any]:
-        """Write a stream that ends on this window into the tensor; the tensor's other cells stay."""
+    def _move_into(self, stage: Stage, dst: object, kind: type[_View]) -> Any:
+        """A DMA move of this view into the write view ``dst``; returns the tensor written."""
+        spec = spec_of(dst)
+        if not isinstance(dst, kind) or spec is None:
+            raise LayoutError(stage, "NotAWriteView", f"{stage} writes into a write view, got a {type(dst).__name__}",
+                              hint="pass dm.view_mut(), hbm.view_mut() or a tile of one")
+        out, params = self._compose(stage, {}, spec)
+        return dst._write(self._flow.then(step_of(stage, out, params)))
+
+    def _write(self, written: Flow) -> Any:
+        """Write a flow that ends on this window into the tensor; the tensor's other cells stay."""
         parent = self._parent
         parent._flow = written_flow(parent._flow, written, parent._spec.layout("Element").size, self._offset)
         return parent
@@ -142,6 +166,18 @@ class DmView(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         """A window of ``len`` values of the digit ``index`` from ``start`` (docs/stage-rules.md §4.1)."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
 
+    def pad(self, *, element: object) -> DmView[D, ChipT, ClusterT, SliceT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
+
+    def to_dm_view(self, dst: DmViewMut[D, Any, Any, Any, Any], /) -> DmTensor[D, Any, Any, Any, Any]:
+        """A DMA move of this view into a write view of a DM tensor; returns that tensor (§4.1)."""
+        return self._move_into(Stage.TO_DM_VIEW, dst, DmViewMut)  # type: ignore[no-any-return]
+
+    def to_hbm_view(self, dst: HbmViewMut[D, Any, Any], /) -> HbmTensor[D, Any, Any]:
+        """A DMA move of this view into a write view of an HBM tensor; returns that tensor (§4.1)."""
+        return self._move_into(Stage.TO_HBM_VIEW, dst, HbmViewMut)  # type: ignore[no-any-return]
+
 
 class DmViewMut(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
     """A write view of a DM tensor (its holes are Bottom padding, never written): what ``commit_view`` fills."""
@@ -156,6 +192,54 @@ class DmViewMut(_View, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             D, ChipT, ClusterT, SliceT, Any]:
         """A window of ``len`` values of the digit ``index`` from ``start``; the rest is never written."""
         return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+    def pad(self, *, element: object) -> DmViewMut[D, ChipT, ClusterT, SliceT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
+
+
+class HbmView(_View, Generic[D, ChipT, ElementT]):
+    """A read view of an HBM tensor (its holes are Top padding)."""
+
+    __slots__ = ()
+    __tcp_family__ = HBM_VIEW
+
+    def __init__(self) -> None:
+        raise unspecialised("HbmView")
+
+    def tile(self, start: int, /, *, index: object, element: object, len: int) -> HbmView[D, ChipT, Any]:
+        """A window of ``len`` values of the digit ``index`` from ``start`` (docs/stage-rules.md §4.1)."""
+        return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+    def pad(self, *, element: object) -> HbmView[D, ChipT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
+
+    def to_dm_view(self, dst: DmViewMut[D, Any, Any, Any, Any], /) -> DmTensor[D, Any, Any, Any, Any]:
+        """A DMA move of this view into a write view of a DM tensor; returns that tensor (§4.1)."""
+        return self._move_into(Stage.TO_DM_VIEW, dst, DmViewMut)  # type: ignore[no-any-return]
+
+    def to_hbm_view(self, dst: HbmViewMut[D, Any, Any], /) -> HbmTensor[D, Any, Any]:
+        """A DMA move of this view into a write view of an HBM tensor; returns that tensor (§4.1)."""
+        return self._move_into(Stage.TO_HBM_VIEW, dst, HbmViewMut)  # type: ignore[no-any-return]
+
+
+class HbmViewMut(_View, Generic[D, ChipT, ElementT]):
+    """A write view of an HBM tensor (its holes are Bottom padding, never written)."""
+
+    __slots__ = ()
+    __tcp_family__ = HBM_VIEW_MUT
+
+    def __init__(self) -> None:
+        raise unspecialised("HbmViewMut")
+
+    def tile(self, start: int, /, *, index: object, element: object, len: int) -> HbmViewMut[D, ChipT, Any]:
+        """A window of ``len`` values of the digit ``index`` from ``start``; the rest is never written."""
+        return self._tile(start, index, len, element)  # type: ignore[no-any-return]
+
+    def pad(self, *, element: object) -> HbmViewMut[D, ChipT, Any]:
+        """The same cells with one outermost padding factor added (docs/stage-rules.md §4.1)."""
+        return self._pad(element)  # type: ignore[no-any-return]
 
 
 class VrfTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):

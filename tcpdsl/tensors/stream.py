@@ -50,9 +50,9 @@ def buffer_of(flow: Flow, name: str) -> Buffer:
     return get_evaluator(name).flow_buffer(flow)
 
 
-def window_flow(parent: Flow, spec: Spec, offset: int) -> Flow:
-    """The flow of a window (a tile) of ``parent`` over ``spec``, ``offset`` Element cells in."""
-    element = spec.layout("Element").size
+def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
+    """The flow of a window (a tile, a padded view) over ``spec`` of ``parent``, whose Element has ``element``
+    cells, ``offset`` of them in."""
     dtype = spec.tensor_type.dtype
 
     def physical(name: str) -> Buffer:

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dma import DmaParams, verify_to_dm, verify_to_hbm
-from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, TensorType, check_type
+from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, TensorType, check_type
 from tcpdsl.verify.memory import Tier
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.views import tile_stride, verify_reshape, verify_tile
+from tcpdsl.verify.views import tile_stride, verify_pad, verify_reshape, verify_tile
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,14 @@ def tile(src: TensorType, *, index: Mapping, element: Mapping, len: int, start: 
     if start is not None and (isinstance(start, bool) or not isinstance(start, int)):
         raise LayoutError(Stage.TILE, "Start", f"tile: start must be an int, got {start!r}", hint="pass an int")
     old = src.layout("Element")
-    verify_tile(old, start=start, index=index, len_=len, element=element, write=src.family is DM_VIEW_MUT)
-    return check_type(src.family, src.dtypes, (*src.grid, element)), TileParams(tile_stride(old, index), start)
+    write = src.family in (DM_VIEW_MUT, HBM_VIEW_MUT)
+    verify_tile(old, start=start, index=index, len_=len, element=element, write=write)
+    return check_type(src.family, src.dtypes, (*src.layouts[:-1], element)), TileParams(tile_stride(old, index), start)
 
 
 def tier(src: TensorType) -> Tier:
     """Where a memory tensor lives, for the DMA rules."""
-    if src.family is HBM:
+    if src.family in (HBM, HBM_VIEW, HBM_VIEW_MUT):
         return Tier(src.layout("Chip"), src.layout("Element"))
     chip, cluster, slice_ = src.grid
     return Tier(chip, src.layout("Element"), cluster, slice_)
@@ -70,3 +71,35 @@ def reshape(src: TensorType, *, chip: Mapping, cluster: Mapping, slice: Mapping,
     """``dm.reshape(chip=, cluster=, slice=, element=)``: the same bytes under other names (``Preserve``)."""
     verify_reshape(tier(src), chip=chip, cluster=cluster, slice_=slice, element=element)
     return check_type(DM, src.dtypes, (chip, cluster, slice, element)), None
+
+
+def _view_move(stage: Stage, src: TensorType, dst: TensorType, into: tuple[object, ...]) -> None:
+    if dst.family not in into:
+        raise LayoutError(stage, "NotAWriteView", f"{stage} writes into a write view, got a {dst.family.name}",
+                          hint="pass dm.view_mut(), hbm.view_mut() or a tile of one")
+    if dst.dtype != src.dtype:
+        raise LayoutError(stage, "DtypeMismatch", f"{stage}: the source is {src.dtype} but the view holds {dst.dtype}",
+                          hint="a DMA moves bytes as they are; cast on the stream first")
+
+
+def to_dm_view(src: TensorType, dst: TensorType) -> tuple[TensorType, DmaParams]:
+    """``view.to_dm_view(dst)``: a DMA move into a write view of a DM tensor (§4.1)."""
+    _view_move(Stage.TO_DM_VIEW, src, dst, (DM_VIEW_MUT,))
+    chip, cluster, slice_ = dst.grid
+    params = verify_to_dm(src.dtype, source=tier(src), cluster=cluster, slice_=slice_, element=dst.layout("Element"),
+                          view=True)
+    return dst, params
+
+
+def to_hbm_view(src: TensorType, dst: TensorType) -> tuple[TensorType, DmaParams]:
+    """``view.to_hbm_view(dst)``: a DMA move into a write view of an HBM tensor (§4.1)."""
+    _view_move(Stage.TO_HBM_VIEW, src, dst, (HBM_VIEW_MUT,))
+    return dst, verify_to_hbm(src.dtype, source=tier(src), element=dst.layout("Element"), view=True)
+
+
+def pad(src: TensorType, *, element: Mapping) -> tuple[TensorType, None]:
+    """``view.pad(element=)``: the same cells with one outermost padding factor added, Top in a read view,
+    Bottom in a write view (§4.1)."""
+    write = src.family in (DM_VIEW_MUT, HBM_VIEW_MUT)
+    verify_pad(src.layout("Element"), element=element, write=write)
+    return check_type(src.family, src.dtypes, (*src.layouts[:-1], element)), None

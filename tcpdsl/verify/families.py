@@ -108,6 +108,8 @@ CONTRACT: Final = Family("ContractTensor", ("Acc",), (*GRID, "Time", "Packet"), 
 # Memory (docs/stage-rules.md §4.1).
 DM: Final = Family("DmTensor", ("D",), (*GRID, "Element"), _dm)
 HBM: Final = Family("HbmTensor", ("D",), ("Chip", "Element"), _hbm)
+HBM_VIEW: Final = Family("HbmView", ("D",), ("Chip", "Element"), _hbm)
+HBM_VIEW_MUT: Final = Family("HbmViewMut", ("D",), ("Chip", "Element"), _hbm)
 # Windows of a DM tensor: a read view (its holes are Top padding) and a write view (Bottom padding).
 DM_VIEW: Final = Family("DmView", ("D",), (*GRID, "Element"), _dm)
 DM_VIEW_MUT: Final = Family("DmViewMut", ("D",), (*GRID, "Element"), _dm)
@@ -150,8 +152,8 @@ TYPESTATE: Final = {f: 1 for stage, f in VECTOR_FAMILIES.items() if stage is not
 FAMILIES: Final = {
     f.name: f
     for f in (
-        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, CAST,
-        COMMIT_TRIM, COMMIT_CAST, VRF, *VECTOR_FAMILIES.values(),
+        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT, BEGIN, FETCH,
+        FETCH_CAST, CAST, COMMIT_TRIM, COMMIT_CAST, VRF, *VECTOR_FAMILIES.values(),
     )
 }
 

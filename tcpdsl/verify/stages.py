@@ -18,7 +18,8 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, HBM, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF, Family, TensorType
+from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, TIME, TRF, VECTOR_FAMILIES, VRF
+from tcpdsl.verify.families import Family, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_families import TARGET, receivers
 from tcpdsl.verify.vector_pass import VeStage
@@ -114,11 +115,22 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1",
             optional=("cluster",),
         ),
+        StageRow(
+            Stage.TO_DM_VIEW, (DM_VIEW, HBM_VIEW), DM, (), compose_memory.to_dm_view, "4.1",
+            operands=(("dst", DM_VIEW_MUT),),
+        ),
         StageRow(Stage.TO_HBM, (DM, HBM), HBM, ("element",), compose_memory.to_hbm, "4.1"),
+        StageRow(
+            Stage.TO_HBM_VIEW, (DM_VIEW, HBM_VIEW), HBM, (), compose_memory.to_hbm_view, "4.1",
+            operands=(("dst", HBM_VIEW_MUT),),
+        ),
         StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
-            Stage.TILE, (DM_VIEW, DM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
+            Stage.TILE, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("index", "element"), compose_memory.tile, "4.1",
             options=("len",), positional=("start",),
+        ),
+        StageRow(
+            Stage.PAD, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("element",), compose_memory.pad, "4.1",
         ),
         StageRow(Stage.VECTOR_INIT, (COLLECT, CONTRACT), VECTOR_FAMILIES[VeStage.INIT], (), vc.vector_init, "6.1"),
         *(
@@ -154,9 +166,6 @@ STAGES: Final[dict[Stage, StageRow]] = {
 UNWIRED: Final = (
     Stage.SWITCH,
     Stage.TRANSPOSE,
-    Stage.TO_DM_VIEW,
-    Stage.TO_HBM_VIEW,
-    Stage.PAD,
 )
 
 # The contraction chain in the order its stages run, for the StageOrder hint.
