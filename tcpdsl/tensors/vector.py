@@ -24,7 +24,7 @@ from typing import Any, Generic, overload
 import numpy as np
 from typing_extensions import TypeVar
 
-from tcpdsl.algebra import Axis, logical_terms
+from tcpdsl.algebra import Axis
 from tcpdsl.cost import vector_pass_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.flow import Flow, Root
@@ -189,12 +189,9 @@ def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
 
 
 def _reduce_axis(stage: Stage, reduce: object) -> str:
-    if isinstance(reduce, Axis):
-        return str(reduce.name)
-    if isinstance(reduce, str):
-        return reduce
+    """``reduce=``: an axis, or its name."""
     vc.check_choice(stage, "reduce axis", reduce, (Axis, str))
-    raise AssertionError("unreachable")  # check_choice raised
+    return str(reduce.name) if isinstance(reduce, Axis) else str(reduce)
 
 
 # -- the methods, one mixin each, so that every position lists exactly the stages that may follow it ---------
