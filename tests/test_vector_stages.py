@@ -327,3 +327,16 @@ def test_evaluators_agree_with_the_ops_in_hardware_order(picks: list[int], const
         expected = binary(op, expected, constant, mode)
     np.testing.assert_array_equal(results[0], results[1])
     np.testing.assert_array_equal(results[0], expected)
+
+
+@pytest.mark.parametrize("chips", [2, 4])
+def test_multi_chip_add(evaluator: str, chips: int) -> None:
+    # The reference's two_chip_add / four_chip_add: a live axis on Chip and on Cluster, 256 slices each.
+    size = 4 * 256 * 2 * chips
+    P = tcp.axis("P", size)  # noqa: N806
+    grid = tcp.CollectTensor[tcp.i32, m["P / 2048"], m["P / 1024 % 2"], m["P / 4 % 256"], m["1"], m["P % 4 # 8"]]
+    x = ints(size)
+    device = tcp.Device(tcp.Topology(chips=chips, pes=8))
+    out = tagged(grid(device.main, tcp.Tensor(x, m["P"]))).vector_fxp(tcp.FxpBinaryOp.ADD_FXP, 1).vector_final()
+    assert P.n == size
+    np.testing.assert_array_equal(out.to_tensor().to_numpy("P"), x + 1)
