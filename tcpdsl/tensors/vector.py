@@ -750,7 +750,7 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
         first = tuple(slice(None) if t in held else 0 for t in spec.terms)
         root = Root(spec.mapping, spec.tensor_type.dtype, held, (),
                     lambda name: get_evaluator(name).vector_logical(chain)[first],
-                    lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)))
+                    lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)), source=chain)
         out = cls._of_flow(spec, Flow(root))
         out._pass = chain
         return out
