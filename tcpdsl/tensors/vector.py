@@ -25,7 +25,7 @@ import numpy as np
 from typing_extensions import TypeVar
 
 from tcpdsl.algebra import Axis
-from tcpdsl.cost import vector_pass_cost
+from tcpdsl.cost import VectorPassCost, vector_pass_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.flow import Flow, Root
 from tcpdsl.numerics.logical import Tensor
@@ -62,7 +62,7 @@ from tcpdsl.verify.vector_ops import (
     TernaryArgMode,
     op_dtype,
 )
-from tcpdsl.verify.vector_pass import StashRead, VectorState, VeStage, way_after
+from tcpdsl.verify.vector_pass import WAY4, StashRead, VectorState, VeStage, way_after
 
 
 class Fresh:
@@ -159,7 +159,7 @@ def describe_pass(spec: Spec, chain: VectorChain, state: VectorState) -> str:
     return "\n".join(lines)
 
 
-def pass_cost(chain: VectorChain, state: VectorState) -> Any:
+def pass_cost(chain: VectorChain, state: VectorState) -> VectorPassCost:
     """The pass's cycles (docs/cost-model.md, "The vector engine"): its Way8 and Way4 Time, its reduces."""
     way8 = chain.source.layouts[3]
     way4 = None
@@ -170,7 +170,7 @@ def pass_cost(chain: VectorChain, state: VectorState) -> Any:
             reduce = layout
         elif isinstance(layout, InterReduceParams):
             inter = layout
-        if way_after(step.step.state.stage) == 4 and way4 is None:
+        if way_after(step.step.state.stage) == WAY4 and way4 is None:
             way4 = step.layouts[3]
     return vector_pass_cost(state, way8_time=way8, way4_time=way4, reduce=reduce, inter=inter)
 
