@@ -15,7 +15,8 @@ from tcpdsl.tensors.memory import DmTensor, DmView, DmViewMut, HbmTensor, HbmVie
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 from tcpdsl.tensors.sources import CollectTensor, TrfTensor
 from tcpdsl.tensors.switched import SwitchTensor
-from tcpdsl.verify.families import FAMILIES, Family
+from tcpdsl.verify.families import FAMILIES, VECTOR_FAMILIES, Family
+from tcpdsl.tensors import vector
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -25,7 +26,7 @@ CLASSES: dict[Family, type] = {
     for cls in (
         CollectTensor, TrfTensor, ContractOuterTensor, ContractPacketTensor, ContractTimeTensor, ContractTensor,
         DmTensor, HbmTensor, DmView, DmViewMut, HbmView, HbmViewMut, VrfTensor, BeginTensor, FetchTensor, FetchCastTensor, CastTensor,
-        CommitTrimTensor, CommitCastTensor, SwitchTensor, TransposeTensor,
+        CommitTrimTensor, CommitCastTensor, SwitchTensor, TransposeTensor, *(getattr(vector, f.name) for f in VECTOR_FAMILIES.values()),
     )
 }
 # Classes whose methods a row names by StageRow.method_of instead of by its receiver family.
@@ -35,7 +36,14 @@ OWNERS: dict[str, type] = {"TuContext": TensorUnit}
 def method_class(row_owner: str | None, family: Family) -> type:
     return OWNERS[row_owner] if row_owner is not None else CLASSES[family]
 # Keyword arguments of a runtime method that are not stage arguments.
-RUNTIME_ONLY = {Stage.CONTRACT_LANE: ("evaluator",)}
+RUNTIME_ONLY = {
+    Stage.CONTRACT_LANE: ("evaluator",),
+    # An argument mode only says which inputs an op reads: the evaluators use it, no rule does.
+    **{stage: ("mode",) for stage in (
+        Stage.VECTOR_LOGIC, Stage.VECTOR_FXP, Stage.VECTOR_FP_BINARY, Stage.VECTOR_FP_TERNARY, Stage.VECTOR_FP_DIV,
+        Stage.VECTOR_CLIP,
+    )},
+}
 
 
 def test_every_stage_has_one_row_and_every_family_a_class() -> None:

@@ -67,6 +67,41 @@ from tcpdsl.verify.switch_config import Forwarding as Forwarding
 from tcpdsl.verify.switch_config import InterTranspose as InterTranspose
 from tcpdsl.verify.switch_config import Transpose as Transpose
 from tcpdsl.verify.switch_config import TransposedBroadcast1 as TransposedBroadcast1
+from tcpdsl.verify.vector_ops import FpUnaryOp as FpUnaryOp
+from tcpdsl.verify.vector_ops import FpBinaryOp as FpBinaryOp
+from tcpdsl.verify.vector_ops import FpMulAlu as FpMulAlu
+from tcpdsl.verify.vector_ops import FpTernaryOp as FpTernaryOp
+from tcpdsl.verify.vector_ops import LogicBinaryOpI32 as LogicBinaryOpI32
+from tcpdsl.verify.vector_ops import LogicBinaryOpF32 as LogicBinaryOpF32
+from tcpdsl.verify.vector_ops import FxpBinaryOp as FxpBinaryOp
+from tcpdsl.verify.vector_ops import ClipBinaryOpI32 as ClipBinaryOpI32
+from tcpdsl.verify.vector_ops import ClipBinaryOpF32 as ClipBinaryOpF32
+from tcpdsl.verify.vector_ops import IntraSliceReduceOpI32 as IntraSliceReduceOpI32
+from tcpdsl.verify.vector_ops import IntraSliceReduceOpF32 as IntraSliceReduceOpF32
+from tcpdsl.verify.vector_ops import InterSliceReduceOpI32 as InterSliceReduceOpI32
+from tcpdsl.verify.vector_ops import InterSliceReduceOpF32 as InterSliceReduceOpF32
+from tcpdsl.verify.vector_ops import TagMode as TagMode
+from tcpdsl.verify.vector_ops import BinaryArgMode as BinaryArgMode
+from tcpdsl.verify.vector_ops import TernaryArgMode as TernaryArgMode
+from tcpdsl.verify.vector_pass import STASH as STASH
+from tcpdsl.verify.vector_pass import VeOrder as VeOrder
+from tcpdsl.tensors.vector import VectorInitTensor as VectorInitTensor
+from tcpdsl.tensors.vector import VectorTagTensor as VectorTagTensor
+from tcpdsl.tensors.vector import VectorLogicTensor as VectorLogicTensor
+from tcpdsl.tensors.vector import VectorFxpTensor as VectorFxpTensor
+from tcpdsl.tensors.vector import VectorFxpToFpTensor as VectorFxpToFpTensor
+from tcpdsl.tensors.vector import VectorNarrowTensor as VectorNarrowTensor
+from tcpdsl.tensors.vector import VectorFpTensor as VectorFpTensor
+from tcpdsl.tensors.vector import VectorIntraReduceTensor as VectorIntraReduceTensor
+from tcpdsl.tensors.vector import VectorFpDivTensor as VectorFpDivTensor
+from tcpdsl.tensors.vector import VectorWidenTensor as VectorWidenTensor
+from tcpdsl.tensors.vector import VectorFpToFxpTensor as VectorFpToFxpTensor
+from tcpdsl.tensors.vector import VectorClipTensor as VectorClipTensor
+from tcpdsl.tensors.vector import VectorInterReduceTensor as VectorInterReduceTensor
+from tcpdsl.tensors.vector import VectorFinalTensor as VectorFinalTensor
+from tcpdsl.tensors.vector import Fresh as Fresh
+from tcpdsl.tensors.vector import Occupied as Occupied
+from tcpdsl.tensors.vector import Spent as Spent
 
 __version__: str
 
@@ -89,4 +124,14 @@ __all__ = [
     "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent",
     "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse",
     "search", "search_chain", "try_kernel", "__version__",
+]
+# The vector engine's ops and operands (docs/stage-rules.md §6).
+__all__ += [
+    "BinaryArgMode", "ClipBinaryOpF32", "ClipBinaryOpI32", "FpBinaryOp", "FpMulAlu", "FpTernaryOp",
+    "FpUnaryOp", "Fresh", "FxpBinaryOp", "InterSliceReduceOpF32", "InterSliceReduceOpI32",
+    "IntraSliceReduceOpF32", "IntraSliceReduceOpI32", "LogicBinaryOpF32", "LogicBinaryOpI32", "Occupied",
+    "STASH", "Spent", "TagMode", "TernaryArgMode", "VeOrder", "VectorClipTensor", "VectorFinalTensor",
+    "VectorFpDivTensor", "VectorFpTensor", "VectorFpToFxpTensor", "VectorFxpTensor", "VectorFxpToFpTensor",
+    "VectorInitTensor", "VectorInterReduceTensor", "VectorIntraReduceTensor", "VectorLogicTensor",
+    "VectorNarrowTensor", "VectorTagTensor", "VectorWidenTensor",
 ]

@@ -18,6 +18,7 @@ from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.vector_chain import VectorChain
 
 DEFAULT: Final = "fused"
 
@@ -40,7 +41,9 @@ class Evaluator(Protocol):
     (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
     can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
-    mapping (``flow_buffer``: with its poison mask).
+    mapping (``flow_buffer``: with its poison mask). ``vector_logical`` and ``vector_physical`` do the same
+    for a vector pass (docs/runtime.md §3.9): its values over its last layout's logical terms, and its buffer
+    over that layout.
     """
 
     name: str
@@ -53,6 +56,9 @@ class Evaluator(Protocol):
 
     def flow_physical(self, flow: Flow) -> npt.NDArray[Any]: ...
 
+    def vector_logical(self, chain: VectorChain) -> npt.NDArray[Any]: ...
+
+    def vector_physical(self, chain: VectorChain) -> npt.NDArray[Any]: ...
     def flow_buffer(self, flow: Flow) -> Buffer: ...
 
 

@@ -28,10 +28,12 @@ from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_s
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
+from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
 from tcpdsl.numerics.moves import lay_out
 from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
@@ -225,3 +227,11 @@ class FusedEvaluator:
         values = fused_logical(flow, self.name)
         held, axes = coordinate_array(values, flow.root.terms)
         return to_physical(held, axes, flow.mapping, 0)
+
+    def vector_logical(self, chain: VectorChain) -> Array:
+        """A vector pass's values over its last layout's logical terms (docs/runtime.md §3.9)."""
+        return vector_fused.logical(chain, self.name)
+
+    def vector_physical(self, chain: VectorChain) -> Array:
+        """A vector pass's values laid out on its last layout, padding 0."""
+        return vector_fused.physical(chain, self.name)

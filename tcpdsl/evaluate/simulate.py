@@ -43,9 +43,11 @@ from tcpdsl.evaluate.hardware import (
     time_reducer,
     trf_sequencer,
 )
+from tcpdsl.evaluate import vector_simulate
 from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -258,3 +260,11 @@ class SimulateEvaluator:
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""
         return simulated(flow, self.name)[0]
+
+    def vector_logical(self, chain: VectorChain) -> Array:
+        """A vector pass's simulated buffer read back over its last layout's logical terms (docs/runtime.md §3.9)."""
+        return vector_simulate.logical(chain, self.name)
+
+    def vector_physical(self, chain: VectorChain) -> Array:
+        """A vector pass's buffer, run stage by stage; padding holds what the ops made of it."""
+        return vector_simulate.physical(chain, self.name)

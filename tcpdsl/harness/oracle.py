@@ -29,6 +29,7 @@ from tcpdsl.numerics.flow import Flow, Window, Written
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
+from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.logical import Tensor, axis_names
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.term_arrays import same_digits
@@ -123,6 +124,9 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)
     flow = getattr(result, "flow", None)
+    if isinstance(getattr(result, "chain", None), VectorChain) or (
+            isinstance(flow, Flow) and isinstance(flow.root.source, VectorChain)):
+        raise _no_vector_oracle()
     if isinstance(flow, Flow) and (flow.steps or not isinstance(flow.root.source, Tensor)):
         return _check_flow(result, flow)
     to_tensor = getattr(result, "to_tensor", None)
@@ -168,6 +172,8 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
     elif isinstance(root.source, (Window, Written)):
         expected, scale, exact = _windowed(root.source, root.mapping, root.terms)
         terms = root.terms
+    elif isinstance(root.source, VectorChain):
+        raise _no_vector_oracle()
     else:
         raise LayoutError(_STAGE, "NoOracle", "the stream starts from data the oracle does not follow")
     dtype = root.dtype
@@ -214,6 +220,11 @@ def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Term, ...
         grid[rows, cols + offset] = part.reshape(-1, size)[rows, cols].astype(grid.dtype)
         out.append(to_terms(grid.reshape(-1), mapping, terms))
     return out[0], out[1], exact and new_exact
+def _no_vector_oracle() -> LayoutError:
+    """The oracle follows moves, casts and contractions; a vector pass computes, so it is checked against a
+    model of its own (docs/runtime.md §3.9), and the runner skips it rather than fail it."""
+    return LayoutError(_STAGE, "NoOracle", "the oracle does not follow a vector pass's arithmetic; compare it with a "
+                       "numpy model of the pass")
 
 
 def _compare(actual_tensor: Tensor, expected: Array, scale: Array) -> OracleCheck:

@@ -54,7 +54,8 @@ def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Term, ...], dt
     # Coordinates past the last one the source holds are elements it lacks: extend to the destination's sizes.
     sizes = dst.axis_sizes()
     widths = [(0, max(0, sizes.get(a, n) - n)) for a, n in zip(axes, held.shape)]
-    held, good = np.pad(held, widths), np.pad(good, widths)
+    if widths:  # a scalar (no terms) has nothing to extend
+        held, good = np.pad(held, widths), np.pad(good, widths)
     out = to_physical(held, axes, dst, fill=poison(dtype), zero_fill=0)
     ok = to_physical(good, axes, dst, fill=0, zero_fill=1)
     bad = ok == 0

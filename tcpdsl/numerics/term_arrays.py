@@ -61,7 +61,7 @@ def _digits(terms: Sequence[Term], cuts: dict[str, list[int]]) -> list[tuple[str
     return out
 
 
-def _coordinates(terms: Sequence[Term]) -> dict[str, IntArray]:
+def term_coordinates(terms: Sequence[Term]) -> dict[str, IntArray]:
     """Per axis, the coordinate of every element of an array over ``terms`` (broadcast shapes)."""
     ndim = len(terms)
     out: dict[str, IntArray] = {}
@@ -82,7 +82,7 @@ def rearrange(values: Array, source: Sequence[Term], target: Sequence[Term]) -> 
         return values.transpose([list(source).index(t) for t in target])
     cuts = _cuts(source, target)
     if cuts is None:
-        coords = _coordinates(target)
+        coords = term_coordinates(target)
         index = tuple((coords[t.axis] // t.stride) % t.count for t in source)
         return values[index]
     src = _digits(source, cuts)
@@ -108,7 +108,7 @@ def coordinate_array(values: Array, terms: Sequence[Term]) -> tuple[Array, tuple
     if len(axes) == len(terms) and all(t.stride == 1 for t in terms):
         return values, axes
     extent = {a: min(max(t.top for t in terms if t.axis == a), terms_n(terms, a)) for a in axes}
-    coords = _coordinates(terms)
+    coords = term_coordinates(terms)
     out = np.zeros(tuple(extent[a] for a in axes), dtype=values.dtype)
     out[tuple(coords[a] for a in axes)] = values
     return out, axes

@@ -23,7 +23,8 @@ from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.resolve import NotReady, Unknowable, build
 from tcpdsl.static.scalars import scalar_name
 from tcpdsl.static.texts import is_mapping_form, literal_text, raw_text
-from tcpdsl.verify.families import Family, check_type
+from tcpdsl.static.names import FRESH
+from tcpdsl.verify.families import TYPESTATE, Family, check_type
 
 
 def analyze_literal(ctx: AnalyzeTypeContext) -> Type:
@@ -74,12 +75,19 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Fami
     info = sym.node if sym is not None else None
     if not isinstance(info, TypeInfo):
         return AnyType(TypeOfAny.from_error)
+    extra = TYPESTATE.get(cls, 0)
     if not t.args:
         if anal.options.disallow_any_generics:
             anal.fail(f'Missing type parameters for generic type "{cls.name}"', t, code=errorcodes.TYPE_ARG)
-        omitted = [AnyType(TypeOfAny.from_omitted_generics) for _ in cls.params]
+        omitted = [AnyType(TypeOfAny.from_omitted_generics) for _ in range(len(cls.params) + extra)]
         return Instance(info, list(omitted), line=t.line, column=t.column)
-    if len(t.args) != len(cls.params):
+    state: list[Type] = []
+    if extra and len(t.args) == len(cls.params) + extra:
+        state = [anal.analyze_type(arg) for arg in t.args[len(cls.params):]]
+    elif extra and len(t.args) == len(cls.params):
+        fresh = sem.named_type_or_none(FRESH)
+        state = [fresh if fresh is not None else AnyType(TypeOfAny.special_form)]
+    elif len(t.args) != len(cls.params):
         anal.fail(
             f'"{cls.name}" expects {len(cls.params)} type arguments ({", ".join(cls.params)}), but {len(t.args)} given',
             t,
@@ -89,7 +97,7 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Fami
     args: list[Type] = []
     dtypes: list[str] = []
     maps: list[Mapping] = []
-    for param, arg in zip(cls.params, t.args):
+    for param, arg in zip(cls.params, t.args[: len(cls.params)]):
         analyzed = anal.analyze_type(arg)
         if param in cls.dtypes:
             name = scalar_name(analyzed)
@@ -109,7 +117,7 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Fami
             check_type(cls, tuple(dtypes), tuple(maps))
         except TcpError as error:
             report(anal, error, t)
-    return Instance(info, args, line=t.line, column=t.column)
+    return Instance(info, [*args, *state], line=t.line, column=t.column)
 
 
 def _quiet_mapping(sem: SemanticAnalyzer, text: str, module: str) -> Mapping | None:

@@ -28,6 +28,7 @@ from tcpdsl.static.phases import checker, checker_env, instance
 from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.scalars import scalar_name
 from tcpdsl.static.resolve import Env, Unknowable, assigned_once, build, declarations
+from tcpdsl.static import vector_calls
 from tcpdsl.static.texts import expression_source
 from tcpdsl.verify import compose
 from tcpdsl.verify.families import TIME, TRF, TensorType, check_type
@@ -156,9 +157,14 @@ def stage_call(ctx: MethodContext, method: Stage) -> Type:
     try:
         _place_followers(chk, ctx.context)
         return _stage(chk, ctx, method)
+    except vector_calls.UnknownPass as what:
+        unchecked(chk, str(what), site, then=what.then)
+        return ctx.default_return_type
     except Unreadable as what:
         unchecked(chk, str(what), site)
         return ctx.default_return_type
+    except vector_calls.EarlierRefused:
+        return ctx.default_return_type  # reported (or noted) at the earlier call
     except (TcpError, Located) as failure:
         # The declared result (layouts Any) keeps the typestate and adds no follow-on error.
         if isinstance(failure, Located):
@@ -176,6 +182,8 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     row = STAGES[method]
     module = chk.tree.fullname
     written, types = checker_env(chk), checker_env(chk, types=True)
+    if method.startswith("vector_") and isinstance(ctx.context, CallExpr):
+        return _vector_stage(chk, ctx, method, ctx.context, written, types, module)
     # The arguments are read first: the runtime parses them before any stage rule runs.
     args: dict[str, object] = {
         name: _mapping_arg(ctx, name, method, written, module)
@@ -208,6 +216,22 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
     return result_type(chk, out, pre_reduce=src.layout("Time") if row.result is TIME else None)
 
 
+def _vector_stage(chk: TypeChecker, ctx: MethodContext, method: Stage, call: CallExpr, written: Env, types: Env,
+                  module: str) -> Type:
+    """A vector pass method: its arguments and the pass's state read from the code, then its row composed."""
+    def mapping(expr: Expression, name: str, stage: str) -> Mapping:
+        return _mapping_expr(expr, name, stage, written, module, call)
+
+    args = vector_calls.read_call(vector_calls.Call(chk, call, method), written, module, _constant, mapping)
+    src = operand(ctx.type, types, module)
+    if src is None:
+        return ctx.default_return_type
+    if STAGES[method].carried:
+        args["state"] = vector_calls.pass_state(chk, call, written, module, _constant, mapping)
+    out, _ = compose_stage(method, src, **args)
+    default = get_proper_type(ctx.default_return_type)
+    extra = default.args[len(out.family.params):] if isinstance(default, Instance) else ()
+    return result_type(chk, out, typestate=list(extra))
 def _target_dtype(ctx: MethodContext, index: int) -> str:
     """The scalar class passed positionally (``fetch_cast(tcp.f32)``), by its dtype name."""
     types = ctx.arg_types[index] if index < len(ctx.arg_types) else []
@@ -309,7 +333,15 @@ def _positional_type(ctx: MethodContext, index: int) -> Type:
 
 def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: str) -> Mapping:
     exprs = ctx.args[_arg_index(ctx, name)]
-    source = expression_source(exprs[0], module, env.scope) if len(exprs) == 1 else None
+    if len(exprs) != 1:
+        raise Unreadable(f'the {name} mapping of {method} is computed, not written m["..."], an alias or a variable holding one')
+    return _mapping_expr(exprs[0], name, method, env, module, ctx.context)
+
+
+def _mapping_expr(expr: Expression, name: str, method: str, env: Env, module: str, context: Context) -> Mapping:
+    """A mapping argument read from its expression, its axes resolved where it is written."""
+    exprs = [expr]
+    source = expression_source(expr, module, env.scope)
     if source is None:
         raise Unreadable(f'the {name} mapping of {method} is computed, not written m["..."], an alias or a variable holding one')
     try:
@@ -318,7 +350,7 @@ def _mapping_arg(ctx: MethodContext, name: str, method: str, env: Env, module: s
         raise Unreadable(f"the {name} mapping of {method} uses {unknown.name}, whose value is computed at run time") from None
     except TcpError as error:
         string = exprs[0].index if isinstance(exprs[0], IndexExpr) else exprs[0]
-        raise Located(error, inside_string(error, string, ctx.context)) from error
+        raise Located(error, inside_string(error, string, context)) from error
 
 
 def _lane_mode(ctx: MethodContext, env: Env) -> LaneMode:

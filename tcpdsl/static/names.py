@@ -6,6 +6,7 @@ from typing import Final
 
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, DM, DM_VIEW, DM_VIEW_MUT, FAMILIES
 from tcpdsl.verify.families import FETCH, FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, SWITCH, TRANSPOSE, TRF, VRF, Family
+from tcpdsl.verify.families import VECTOR_FAMILIES
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES
 
@@ -19,6 +20,8 @@ AXIS_FUNCTIONS: Final = frozenset({"tcpdsl.algebra.scope.axis", "tcpdsl.axis"})
 LITERAL_NAMES: Final = frozenset({"typing.Literal", "typing_extensions.Literal"})
 FACADE: Final = "tcpdsl"
 MAPPING_FORM: Final = "m"
+# The stash state a vector pass position has when its annotation leaves it out.
+FRESH: Final = "tcpdsl.tensors.vector.Fresh"
 
 
 # The module defining each family's class; the contraction results are in RESULTS_MODULE.
@@ -40,6 +43,7 @@ _MODULES: Final = {
     SWITCH: "tcpdsl.tensors.switched",
     TRANSPOSE: "tcpdsl.tensors.back",
     COMMIT_CAST: "tcpdsl.tensors.back",
+    **{family: "tcpdsl.tensors.vector" for family in VECTOR_FAMILIES.values()},
 }
 # Where stage methods that are not their receiver's are defined (StageRow.method_of).
 _OWNERS: Final = {"TuContext": "tcpdsl.tensors.device.TensorUnit"}

@@ -22,7 +22,7 @@ from tcpdsl.static.phases import instance
 from tcpdsl.static.resolve import Env, Unknowable, build
 from tcpdsl.static.scalars import scalar_fullname, scalar_name
 from tcpdsl.static.texts import literal_text
-from tcpdsl.verify.families import GRID, TIME, Family, TensorType
+from tcpdsl.verify.families import GRID, TIME, TYPESTATE, Family, TensorType
 
 # The extra attribute of a ContractTimeTensor instance holding its pre-reduce Time.
 PRE_REDUCE_TIME: Final = "__tcpdsl_pre_reduce_time__"
@@ -44,7 +44,8 @@ def family_of(typ: Type) -> tuple[Instance, Family] | None:
         return None
     family = TENSOR_CLASSES[base.fullname]
     proper = map_instance_to_supertype(proper, base)
-    if len(proper.args) != len(family.params):
+    # A vector pass position has one parameter more, its stash state, which only checkers read.
+    if len(proper.args) not in (len(family.params), len(family.params) + TYPESTATE.get(family, 0)):
         return None
     return proper, family
 
@@ -105,11 +106,14 @@ def pre_reduce_time(typ: Type) -> str | None:
     return found.value if isinstance(found, LiteralType) and isinstance(found.value, str) else None
 
 
-def result_type(chk: TypeChecker, t: TensorType, pre_reduce: Mapping | None = None) -> Instance:
-    """The checker's type of a composed tensor type: scalar classes and canonical ``Literal`` layouts."""
+def result_type(chk: TypeChecker, t: TensorType, pre_reduce: Mapping | None = None,
+                typestate: list[Type] | None = None) -> Instance:
+    """The checker's type of a composed tensor type: scalar classes and canonical ``Literal`` layouts, then
+    the ``typestate`` parameters the declared result carries (a vector pass position's stash state)."""
     str_type = chk.named_type("builtins.str")
     args: list[Type] = [instance(chk.modules, scalar_fullname(d), []) for d in t.dtypes]
     args += [LiteralType(str(m), str_type) for m in t.layouts]
+    args += typestate or []
     out = instance(chk.modules, fullname(t.family), args)
     if t.family is TIME and pre_reduce is not None:
         out.extra_attrs = ExtraAttrs({PRE_REDUCE_TIME: LiteralType(str(pre_reduce), str_type)}, {PRE_REDUCE_TIME})

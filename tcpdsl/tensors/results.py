@@ -27,6 +27,7 @@ from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, Sli
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.explain import describe_chain
 from tcpdsl.tensors.subscription import Spec
+from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.stage import Stage
@@ -213,3 +214,10 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
     def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[Acc, ChipT, ClusterT, SliceT, Any, Any]:
         """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
         return back.transpose(self, self.flow, out_time, out_packet)  # type: ignore[no-any-return]
+    def vector_init(self) -> VectorInitTensor[Acc, ChipT, ClusterT, SliceT, TimeT, PacketT]:
+        """Start a vector pass on the accumulated result (docs/stage-rules.md §6.1)."""
+        spec, step = self._compose(Stage.VECTOR_INIT, {})
+        chain = self._chain
+        source = pass_source(self._spec, lambda name: get_evaluator(name).logical(chain),
+                             lambda name: get_evaluator(name).run(chain), tuple(t.axis for t in self._spec.terms))
+        return start_pass(spec, step, source)  # type: ignore[no-any-return]

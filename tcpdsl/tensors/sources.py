@@ -22,11 +22,12 @@ from tcpdsl.tensors.stream import root_of, step_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
+from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
 from tcpdsl.verify.collect import CollectParams
@@ -155,6 +156,18 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     @property
     def packet(self) -> Mapping:
         return self._spec.layout("Packet")
+
+    def vector_init(self) -> VectorInitTensor[D, ChipT, ClusterT, SliceT, TimeT, PacketT]:
+        """Start a vector pass on this stream (docs/stage-rules.md §6.1)."""
+        spec, step = self._compose(Stage.VECTOR_INIT, {})
+        flow, mapping, terms = self.flow, self.mapping, self._spec.terms
+
+        def physical(name: str) -> Array:
+            return get_evaluator(name).flow_physical(flow)
+
+        source = pass_source(self._spec, lambda name: to_terms(physical(name), mapping, terms), physical,
+                             tuple(t.axis for t in flow.root.terms))
+        return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""

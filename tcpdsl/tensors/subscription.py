@@ -208,17 +208,24 @@ def as_mapping(value: object, stage: str, what: str, frame: FrameType) -> Mappin
 def subscribe(cls: type, params: object) -> object:
     """``cls[params]``: a specialised class for concrete arguments; a ``Generic`` alias for type variables."""
     frame = user_frame()
-    family: Family = cls.__tcp_family__  # type: ignore[attr-defined]
+    family: Family | None = getattr(cls, "__tcp_family__", None)
     args = params if isinstance(params, tuple) else (params,)
+    generic = super(Subscriptable, cls).__class_getitem__  # type: ignore[misc]
+    if family is None:
+        return generic(args)  # a base class that only checkers subscribe (a vector pass method's mixin)
+    typed = args
+    # Trailing parameters only checkers read (a vector pass's stash state) may be given or left out.
+    extra: int = getattr(cls, "__tcp_typestate__", 0)
+    if extra and len(args) == len(family.params) + extra:
+        args = args[: len(family.params)]
     if len(args) != len(family.params):
         raise LayoutError(
             family.name,
             "TypeArguments",
             f"{family.name} takes {len(family.params)} type arguments [{', '.join(family.params)}], got {len(args)}",
         )
-    if any(_is_typing_form(a) for a in args):
-        generic = super(Subscriptable, cls).__class_getitem__  # type: ignore[misc]
-        return generic(tuple(_as_type_argument(a) for a in args))
+    if any(_is_typing_form(a) for a in typed):
+        return generic(tuple(_as_type_argument(a) for a in typed))
     n_dtypes = len(family.dtypes)
     dtypes = tuple(_as_dtype(family, name, a) for name, a in zip(family.dtypes, args[:n_dtypes]))
     layouts = tuple(

@@ -27,6 +27,7 @@ from tcpdsl.verify.constructors import (
 from tcpdsl.verify.dtypes import ACCUMULATOR, ACCUMULATORS
 from tcpdsl.verify.memory import check_dm_tensor, check_grid, check_hbm_tensor, stream_bits
 from tcpdsl.verify.to_vrf import VECTOR_DTYPES
+from tcpdsl.verify.vector_pass import VeStage
 
 GRID: Final = ("Chip", "Cluster", "Slice")
 
@@ -131,10 +132,36 @@ COMMIT_TRIM: Final = Family("CommitTrimTensor", ("D",), STREAM, _position)
 COMMIT_CAST: Final = Family("CommitCastTensor", ("D",), STREAM, _position)
 # The vector register file (docs/stage-rules.md §4.6): i32 or f32 over [Chip, Cluster, Slice, Element].
 VRF: Final = Family("VrfTensor", ("D",), (*GRID, "Element"), _vrf)
+# A vector pass has one position per stage of its state machine (docs/stage-rules.md §6.1): the class a
+# pass method returns, and the methods it has, say where the pass stands.
+VECTOR_FAMILIES: Final[dict[VeStage, Family]] = {
+    stage: Family(name, ("D",), STREAM, _position)
+    for stage, name in (
+        (VeStage.INIT, "VectorInitTensor"),
+        (VeStage.TAG, "VectorTagTensor"),
+        (VeStage.LOGIC, "VectorLogicTensor"),
+        (VeStage.FXP, "VectorFxpTensor"),
+        (VeStage.FXP_TO_FP, "VectorFxpToFpTensor"),
+        (VeStage.NARROW, "VectorNarrowTensor"),
+        (VeStage.FP, "VectorFpTensor"),
+        (VeStage.INTRA_SLICE_REDUCE, "VectorIntraReduceTensor"),
+        (VeStage.FP_DIV, "VectorFpDivTensor"),
+        (VeStage.WIDEN, "VectorWidenTensor"),
+        (VeStage.FP_TO_FXP, "VectorFpToFxpTensor"),
+        (VeStage.CLIP, "VectorClipTensor"),
+        (VeStage.INTER_SLICE_REDUCE, "VectorInterReduceTensor"),
+        (VeStage.FINAL, "VectorFinalTensor"),
+    )
+}
+# Type parameters after a family's own that only checkers read: a vector pass position's stash state
+# (docs/stage-rules.md §6.3). The pass's end has none.
+TYPESTATE: Final = {f: 1 for stage, f in VECTOR_FAMILIES.items() if stage is not VeStage.FINAL}
 
 FAMILIES: Final = {
-    f.name: f for f in (COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT, BEGIN, FETCH, FETCH_CAST, SWITCH,
-        TRANSPOSE, CAST, COMMIT_TRIM, COMMIT_CAST, VRF,
+    f.name: f
+    for f in (
+        COLLECT, TRF, OUTER, PACKET, TIME, CONTRACT, DM, HBM, DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT, BEGIN, FETCH,
+        FETCH_CAST, SWITCH, TRANSPOSE, CAST, COMMIT_TRIM, COMMIT_CAST, VRF, *VECTOR_FAMILIES.values(),
     )
 }
 

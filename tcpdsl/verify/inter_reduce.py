@@ -16,9 +16,9 @@ from typing import Final
 from tcpdsl.algebra import DivideTerm, Mapping, Pair, divide_relaxed, divide_terms_or_reason, held, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
-from tcpdsl.verify.stage import VectorStage
+from tcpdsl.verify.stage import Stage
 
-STAGE: Final = VectorStage.VECTOR_INTER_SLICE_REDUCE
+STAGE: Final = Stage.VECTOR_INTER_SLICE_REDUCE
 
 
 @dataclass(frozen=True)

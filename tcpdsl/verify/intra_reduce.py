@@ -26,10 +26,10 @@ from tcpdsl.algebra import (
 )
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
-from tcpdsl.verify.stage import VectorStage
+from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_ops import IntraReduceOp
 
-STAGE: Final = VectorStage.VECTOR_INTRA_SLICE_REDUCE
+STAGE: Final = Stage.VECTOR_INTRA_SLICE_REDUCE
 # The temporal accumulator has this many slots, one per kept Time cell inside the outermost reduced factor.
 REDUCE_SLOTS: Final = 8
 _TREE_OUT: Final = IDENTITY.padding(4, PaddingKind.TOP)

@@ -1,4 +1,5 @@
-"""The stages of the tensor unit, by the names their methods and errors carry."""
+"""The stages of the tensor unit, by the names their methods and errors carry (the vector engine's pass
+methods, docs/stage-rules.md §6, among them)."""
 
 from __future__ import annotations
 
@@ -33,15 +34,6 @@ class Stage(enum.StrEnum):
     RESHAPE = "reshape"
     TILE = "tile"
     PAD = "pad"
-
-
-class VectorStage(enum.StrEnum):
-    """A method of a vector pass (docs/stage-rules.md §6), by the name ``LayoutError.stage`` carries.
-
-    Kept apart from :class:`Stage` while the tensor classes, the plugin and the composer, which walk
-    every ``Stage``, know only the contraction chain.
-    """
-
     VECTOR_INIT = "vector_init"
     VECTOR_INTRA_SLICE_TAG = "vector_intra_slice_tag"
     VECTOR_LOGIC = "vector_logic"

@@ -16,10 +16,17 @@ from typing import Any, Final
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify import compose, compose_back, compose_front, compose_memory, compose_switch
+from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import BEGIN, CAST, COLLECT, COMMIT_CAST, COMMIT_TRIM, CONTRACT, DM, DM_VIEW, DM_VIEW_MUT, FETCH
-from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF, VRF
+from tcpdsl.verify.families import FETCH_CAST, HBM, HBM_VIEW, HBM_VIEW_MUT, OUTER, PACKET, SWITCH, TIME, TRANSPOSE, TRF
+from tcpdsl.verify.families import VECTOR_FAMILIES, VRF
 from tcpdsl.verify.families import Family, TensorType
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_families import TARGET, receivers
+from tcpdsl.verify.vector_pass import VeStage
+
+# A vector pass's end, which casts and commits like any stream (docs/stage-rules.md §6.1).
+FINAL: Final = VECTOR_FAMILIES[VeStage.FINAL]
 
 # A composer: the receiver's type, the other tensors' types and the keyword arguments, to the
 # result type and the parameters the stage's verifier derived.
@@ -32,7 +39,8 @@ class StageRow:
 
     stage: Stage  # the method name, which LayoutError.stage also carries
     receivers: tuple[Family, ...]  # the families the method belongs to
-    result: Family | None  # None: the receiver's family (a tile of a read view is a read view)
+    result: Family | None  # None: the receiver's family (a tile of a read view is a read view; a vector method
+    # that stays at its position)
     mappings: tuple[str, ...]  # mapping keyword arguments, in the order they are read
     compose: Composer = field(repr=False)
     section: str  # of docs/stage-rules.md
@@ -99,10 +107,10 @@ STAGES: Final[dict[Stage, StageRow]] = {
             "4.5",
         ),
         StageRow(Stage.TO_VRF, (COLLECT,), VRF, ("element",), compose_back.to_vrf, "4.6"),
-        StageRow(Stage.CAST, (COLLECT, CONTRACT), CAST, ("out_packet",), compose_back.cast, "4.7",
+        StageRow(Stage.CAST, (COLLECT, CONTRACT, FINAL), CAST, ("out_packet",), compose_back.cast, "4.7",
                  positional=("dtype",)),
         StageRow(
-            Stage.COMMIT_TRIM, (COLLECT, CONTRACT, CAST, TRANSPOSE), COMMIT_TRIM, ("out_packet",),
+            Stage.COMMIT_TRIM, (COLLECT, CONTRACT, FINAL, CAST, TRANSPOSE), COMMIT_TRIM, ("out_packet",),
             compose_back.commit_trim, "4.8",
         ),
         StageRow(
@@ -140,6 +148,32 @@ STAGES: Final[dict[Stage, StageRow]] = {
         StageRow(
             Stage.PAD, (DM_VIEW, DM_VIEW_MUT, HBM_VIEW, HBM_VIEW_MUT), None, ("element",), compose_memory.pad, "4.1",
         ),
+        StageRow(Stage.VECTOR_INIT, (COLLECT, CONTRACT), VECTOR_FAMILIES[VeStage.INIT], (), vc.vector_init, "6.1"),
+        *(
+            StageRow(stage, receivers(stage), VECTOR_FAMILIES[TARGET[stage]] if stage in TARGET else None, mappings,
+                     getattr(vc, stage), section, options=options, carried=("state",), positional=positional)
+            for stage, mappings, options, positional, section in (
+                (Stage.VECTOR_INTRA_SLICE_TAG, (), (), ("tag",), "6.1"),
+                (Stage.VECTOR_LOGIC, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FXP, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FXP_TO_FP, (), (), ("int_width",), "6.1"),
+                (Stage.VECTOR_NARROW_SPLIT, ("out_time", "out_packet"), (), (), "6.2"),
+                (Stage.VECTOR_NARROW_TRIM, ("out_packet",), (), (), "6.2"),
+                (Stage.VECTOR_FP_UNARY, (), (), ("op",), "6.1"),
+                (Stage.VECTOR_FP_BINARY, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_FP_TERNARY, (), (), ("op", "operands"), "6.1"),
+                (Stage.VECTOR_INTRA_SLICE_REDUCE, ("out_time", "out_packet"), ("reduce",), ("op",), "6.4"),
+                (Stage.VECTOR_FP_DIV, (), (), ("operand",), "6.1"),
+                (Stage.VECTOR_WIDEN_CONCAT, ("out_time", "out_packet"), (), (), "6.2"),
+                (Stage.VECTOR_WIDEN_PAD, ("out_packet",), (), (), "6.2"),
+                (Stage.VECTOR_FP_TO_FXP, (), (), ("int_width",), "6.1"),
+                (Stage.VECTOR_CLIP, (), (), ("op", "operand"), "6.1"),
+                (Stage.VECTOR_REINTERPRET, (), (), ("dtype",), "6.1"),
+                (Stage.VECTOR_STASH, (), (), (), "6.3"),
+                (Stage.VECTOR_INTER_SLICE_REDUCE, ("out_slice", "out_time"), (), ("op",), "6.5"),
+                (Stage.VECTOR_FINAL, (), (), (), "6.1"),
+            )
+        ),
     )
 }
 
@@ -159,9 +193,13 @@ def check_receiver(stage: Stage, src: TensorType) -> None:
     row = STAGES[stage]
     if src.family not in row.receivers:
         receivers = " or ".join(f.name for f in row.receivers)
+        if stage.startswith("vector_"):
+            order = "the vector pass's stages in hardware order (docs/stage-rules.md §6.1)"
+        else:
+            order = " -> ".join(_order(stage))
         raise LayoutError(
             stage, "StageOrder", f"{stage} is a stage of a {receivers}, not of a {src.family.name}",
-            hint=f"call the stages in order: {' -> '.join(_order(stage))}",
+            hint=f"call the stages in order: {order}",
         )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.verify.stage import VectorStage
+from tcpdsl.verify.stage import Stage
 
 I32: Final = "i32"
 F32: Final = "f32"
@@ -139,7 +139,7 @@ class FpBinaryOp(enum.Enum):
     def __call__(self, on: FpMulAlu) -> MulF:
         if self is not FpBinaryOp.MUL_F or not isinstance(on, FpMulAlu):
             raise LayoutError(
-                VectorStage.VECTOR_FP_BINARY,
+                Stage.VECTOR_FP_BINARY,
                 "MulAlu",
                 f"vector_fp_binary: only MUL_F takes a multiplier, called with an FpMulAlu; got {self.name}({on!r})",
                 hint="write FpBinaryOp.MUL_F(FpMulAlu.MUL0) (or MUL1, FMA); ADD_F, SUB_F and DIV_F are used bare",
@@ -167,7 +167,7 @@ def fp_binary_alu(op: FpBinary) -> Alu:
     alu = _FP_BINARY_ALU.get(op)
     if alu is None:
         raise LayoutError(
-            VectorStage.VECTOR_FP_BINARY,
+            Stage.VECTOR_FP_BINARY,
             "MulAlu",
             "vector_fp_binary: MUL_F names no multiplier; the pass cannot tell which ALU it occupies",
             hint="write FpBinaryOp.MUL_F(FpMulAlu.MUL0) (or MUL1, FMA)",

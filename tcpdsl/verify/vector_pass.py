@@ -18,7 +18,7 @@ from typing import Final
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import DtypeError, LayoutError
-from tcpdsl.verify.stage import VectorStage
+from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_ops import (
     F32,
     I32,
@@ -85,7 +85,7 @@ STASHABLE: Final = frozenset(
 INTER_FROM: Final = frozenset(
     {VeStage.LOGIC, VeStage.FXP, VeStage.FXP_TO_FP, VeStage.WIDEN, VeStage.FP_TO_FXP, VeStage.CLIP}
 )
-_INTRA: Final = frozenset(s for s in VeStage if VeStage.TAG <= s <= VeStage.CLIP)
+INTRA: Final = frozenset(s for s in VeStage if VeStage.TAG <= s <= VeStage.CLIP)
 
 
 class StashState(enum.Enum):
@@ -147,7 +147,27 @@ def _name(stage: VeStage) -> str:
     return stage.name.replace("_", " ").title().replace(" ", "")
 
 
-def _stage_order(method: VectorStage, state: VectorState, target: VeStage) -> None:
+def way_after(stage: VeStage) -> int:
+    """The way a stream has after reaching ``stage`` (narrow gives Way4, widen Way8)."""
+    if stage is VeStage.NARROW:
+        return WAY4
+    return WAY8 if stage is VeStage.WIDEN else WAY_OF.get(stage, WAY8)
+
+
+def may_follow(now: VeStage, target: VeStage) -> bool:
+    """Whether a stream at ``now`` may go on to ``target``: ``StageOrder`` and ``WayOfStage`` allow it."""
+    if now is target is VeStage.INTER_SLICE_REDUCE:
+        return False  # VeOrder: the reducer is entered once
+    state = VectorState(stage=now, way=way_after(now), dtype=F32)
+    try:
+        _stage_order(Stage.VECTOR_FINAL, state, target)
+        _way(Stage.VECTOR_FINAL, state, target)
+    except LayoutError:
+        return False
+    return target is not VeStage.FINAL or state.way == WAY8
+
+
+def _stage_order(method: Stage, state: VectorState, target: VeStage) -> None:
     """Raise ``StageOrder`` unless ``target`` may follow ``state.stage`` (docs/stage-rules.md §6.1)."""
     now = state.stage
     if now is VeStage.FINAL:
@@ -183,7 +203,7 @@ def _stage_order(method: VectorStage, state: VectorState, target: VeStage) -> No
     )
 
 
-def _enter(method: VectorStage, state: VectorState, block: Block) -> VectorState:
+def _enter(method: Stage, state: VectorState, block: Block) -> VectorState:
     """Enter ``block``; ``VeOrder`` refuses a second entry (docs/stage-rules.md §6.1)."""
     if block in state.entered:
         raise LayoutError(
@@ -197,7 +217,7 @@ def _enter(method: VectorStage, state: VectorState, block: Block) -> VectorState
     return replace(state, order=order, entered=state.entered | {block})
 
 
-def _way(method: VectorStage, state: VectorState, target: VeStage) -> None:
+def _way(method: Stage, state: VectorState, target: VeStage) -> None:
     need = WAY_OF.get(target)
     if need is not None and state.way != need:
         fix = "narrow with vector_narrow_split or vector_narrow_trim" if need == WAY4 else (
@@ -210,7 +230,7 @@ def _way(method: VectorStage, state: VectorState, target: VeStage) -> None:
         )
 
 
-def _dtype(method: VectorStage, got: str, want: str, what: str) -> None:
+def _dtype(method: Stage, got: str, want: str, what: str) -> None:
     if got != want:
         raise DtypeError(
             method,
@@ -220,7 +240,7 @@ def _dtype(method: VectorStage, got: str, want: str, what: str) -> None:
         )
 
 
-def _operand(method: VectorStage, state: VectorState, operand: Operand) -> VectorState:
+def _operand(method: Stage, state: VectorState, operand: Operand) -> VectorState:
     """Check an operand against the stream; a stash read spends the stash (docs/stage-rules.md §6.3)."""
     if not isinstance(operand, StashRead):
         _dtype(method, operand.dtype, state.dtype, "an operand's dtype (the stream's)")
@@ -250,7 +270,7 @@ def _operand(method: VectorStage, state: VectorState, operand: Operand) -> Vecto
     return replace(state, stash=StashState.SPENT, stash_dtype=None, stash_way=None)
 
 
-def _use(method: VectorStage, state: VectorState, alu: Alu) -> VectorState:
+def _use(method: Stage, state: VectorState, alu: Alu) -> VectorState:
     if alu in state.alus:
         raise LayoutError(
             method,
@@ -261,7 +281,7 @@ def _use(method: VectorStage, state: VectorState, alu: Alu) -> VectorState:
     return replace(state, alus=state.alus | {alu})
 
 
-def _op(method: VectorStage, state: VectorState, target: VeStage, want: str, alu: Alu,
+def _op(method: Stage, state: VectorState, target: VeStage, want: str, alu: Alu,
         operands: tuple[Operand, ...]) -> VectorState:
     """The common path of an op with operands: order, way, dtype, operands, then its ALU."""
     _stage_order(method, state, target)
@@ -274,7 +294,7 @@ def _op(method: VectorStage, state: VectorState, target: VeStage, want: str, alu
 
 def vector_init(dtype: str) -> VectorState:
     """Start a pass on a stream of ``dtype`` (i32 or f32; the input packet is one flit)."""
-    method = VectorStage.VECTOR_INIT
+    method = Stage.VECTOR_INIT
     if dtype not in VECTOR_DTYPES:
         raise DtypeError(
             method,
@@ -287,7 +307,7 @@ def vector_init(dtype: str) -> VectorState:
 
 def vector_intra_slice_tag(state: VectorState, *, packet: Mapping) -> VectorState:
     """Enter the intra-slice chain (its TagMode sets the tags, which the state does not follow)."""
-    method = VectorStage.VECTOR_INTRA_SLICE_TAG
+    method = Stage.VECTOR_INTRA_SLICE_TAG
     _stage_order(method, state, VeStage.TAG)
     state = _enter(method, state, Block.INTRA)
     if packet.size != WAY8:
@@ -301,62 +321,62 @@ def vector_intra_slice_tag(state: VectorState, *, packet: Mapping) -> VectorStat
 
 
 def vector_logic(state: VectorState, op: LogicBinaryOpI32 | LogicBinaryOpF32, operand: Operand) -> VectorState:
-    return _op(VectorStage.VECTOR_LOGIC, state, VeStage.LOGIC, op_dtype(op), op.alu, (operand,))
+    return _op(Stage.VECTOR_LOGIC, state, VeStage.LOGIC, op_dtype(op), op.alu, (operand,))
 
 
 def vector_fxp(state: VectorState, op: FxpBinaryOp, operand: Operand) -> VectorState:
-    return _op(VectorStage.VECTOR_FXP, state, VeStage.FXP, I32, op.alu, (operand,))
+    return _op(Stage.VECTOR_FXP, state, VeStage.FXP, I32, op.alu, (operand,))
 
 
 def vector_fp_unary(state: VectorState, op: FpUnaryOp) -> VectorState:
-    return _op(VectorStage.VECTOR_FP_UNARY, state, VeStage.FP, F32, op.alu, ())
+    return _op(Stage.VECTOR_FP_UNARY, state, VeStage.FP, F32, op.alu, ())
 
 
 def vector_fp_binary(state: VectorState, op: FpBinary, operand: Operand) -> VectorState:
-    return _op(VectorStage.VECTOR_FP_BINARY, state, VeStage.FP, F32, fp_binary_alu(op), (operand,))
+    return _op(Stage.VECTOR_FP_BINARY, state, VeStage.FP, F32, fp_binary_alu(op), (operand,))
 
 
 def vector_fp_ternary(state: VectorState, op: FpTernaryOp, operands: tuple[Operand, Operand]) -> VectorState:
-    return _op(VectorStage.VECTOR_FP_TERNARY, state, VeStage.FP, F32, op.alu, operands)
+    return _op(Stage.VECTOR_FP_TERNARY, state, VeStage.FP, F32, op.alu, operands)
 
 
 def vector_intra_slice_reduce(state: VectorState, op: IntraReduceOp) -> VectorState:
     """Reduce inside each slice (its layout: ``verify_vector_intra_slice_reduce``)."""
-    return _op(VectorStage.VECTOR_INTRA_SLICE_REDUCE, state, VeStage.INTRA_SLICE_REDUCE, op_dtype(op),
+    return _op(Stage.VECTOR_INTRA_SLICE_REDUCE, state, VeStage.INTRA_SLICE_REDUCE, op_dtype(op),
                Alu.REDUCE_ACC_TREE, ())
 
 
 def vector_fp_div(state: VectorState, operand: Operand) -> VectorState:
-    return _op(VectorStage.VECTOR_FP_DIV, state, VeStage.FP_DIV, F32, Alu.REDUCE_FP_DIV, (operand,))
+    return _op(Stage.VECTOR_FP_DIV, state, VeStage.FP_DIV, F32, Alu.REDUCE_FP_DIV, (operand,))
 
 
 def vector_clip(state: VectorState, op: ClipBinaryOpI32 | ClipBinaryOpF32, operand: Operand) -> VectorState:
-    return _op(VectorStage.VECTOR_CLIP, state, VeStage.CLIP, op_dtype(op), op.alu, (operand,))
+    return _op(Stage.VECTOR_CLIP, state, VeStage.CLIP, op_dtype(op), op.alu, (operand,))
 
 
-def _reshape(method: VectorStage, state: VectorState, target: VeStage, out_way: int) -> VectorState:
+def _reshape(method: Stage, state: VectorState, target: VeStage, out_way: int) -> VectorState:
     _stage_order(method, state, target)
     _way(method, state, target)
     return replace(state, stage=target, way=out_way)
 
 
 def vector_narrow_split(state: VectorState) -> VectorState:
-    return _reshape(VectorStage.VECTOR_NARROW_SPLIT, state, VeStage.NARROW, WAY4)
+    return _reshape(Stage.VECTOR_NARROW_SPLIT, state, VeStage.NARROW, WAY4)
 
 
 def vector_narrow_trim(state: VectorState) -> VectorState:
-    return _reshape(VectorStage.VECTOR_NARROW_TRIM, state, VeStage.NARROW, WAY4)
+    return _reshape(Stage.VECTOR_NARROW_TRIM, state, VeStage.NARROW, WAY4)
 
 
 def vector_widen_concat(state: VectorState) -> VectorState:
-    return _reshape(VectorStage.VECTOR_WIDEN_CONCAT, state, VeStage.WIDEN, WAY8)
+    return _reshape(Stage.VECTOR_WIDEN_CONCAT, state, VeStage.WIDEN, WAY8)
 
 
 def vector_widen_pad(state: VectorState) -> VectorState:
-    return _reshape(VectorStage.VECTOR_WIDEN_PAD, state, VeStage.WIDEN, WAY8)
+    return _reshape(Stage.VECTOR_WIDEN_PAD, state, VeStage.WIDEN, WAY8)
 
 
-def _int_width(method: VectorStage, int_width: int) -> None:
+def _int_width(method: Stage, int_width: int) -> None:
     if isinstance(int_width, bool) or not isinstance(int_width, int) or not 0 <= int_width <= MAX_INT_WIDTH:
         raise LayoutError(
             method,
@@ -366,7 +386,7 @@ def _int_width(method: VectorStage, int_width: int) -> None:
         )
 
 
-def _convert(method: VectorStage, state: VectorState, target: VeStage, source: str, result: str,
+def _convert(method: Stage, state: VectorState, target: VeStage, source: str, result: str,
              int_width: int) -> VectorState:
     _stage_order(method, state, target)
     _way(method, state, target)
@@ -376,17 +396,17 @@ def _convert(method: VectorStage, state: VectorState, target: VeStage, source: s
 
 
 def vector_fxp_to_fp(state: VectorState, int_width: int) -> VectorState:
-    return _convert(VectorStage.VECTOR_FXP_TO_FP, state, VeStage.FXP_TO_FP, I32, F32, int_width)
+    return _convert(Stage.VECTOR_FXP_TO_FP, state, VeStage.FXP_TO_FP, I32, F32, int_width)
 
 
 def vector_fp_to_fxp(state: VectorState, int_width: int) -> VectorState:
-    return _convert(VectorStage.VECTOR_FP_TO_FXP, state, VeStage.FP_TO_FXP, F32, I32, int_width)
+    return _convert(Stage.VECTOR_FP_TO_FXP, state, VeStage.FP_TO_FXP, F32, I32, int_width)
 
 
 def vector_reinterpret(state: VectorState, dtype: str) -> VectorState:
     """Read the stream's bits as ``dtype``; no stage, no ALU, the way unchanged."""
-    method = VectorStage.VECTOR_REINTERPRET
-    if state.stage not in _INTRA:
+    method = Stage.VECTOR_REINTERPRET
+    if state.stage not in INTRA:
         raise LayoutError(
             method,
             "StageOrder",
@@ -405,7 +425,7 @@ def vector_reinterpret(state: VectorState, dtype: str) -> VectorState:
 
 def vector_stash(state: VectorState) -> VectorState:
     """Keep a copy of the stream for one later read (docs/stage-rules.md §6.3)."""
-    method = VectorStage.VECTOR_STASH
+    method = Stage.VECTOR_STASH
     if state.stage not in STASHABLE:
         raise LayoutError(
             method,
@@ -426,7 +446,7 @@ def vector_stash(state: VectorState) -> VectorState:
 
 def vector_inter_slice_reduce(state: VectorState, op: InterReduceOp) -> VectorState:
     """Enter the inter-slice reducer (its layout: ``verify_vector_inter_slice_reduce``)."""
-    method = VectorStage.VECTOR_INTER_SLICE_REDUCE
+    method = Stage.VECTOR_INTER_SLICE_REDUCE
     _stage_order(method, state, VeStage.INTER_SLICE_REDUCE)
     state = _enter(method, state, Block.INTER)
     _way(method, state, VeStage.INTER_SLICE_REDUCE)
@@ -445,7 +465,7 @@ def vector_inter_slice_reduce(state: VectorState, op: InterReduceOp) -> VectorSt
 
 def vector_final(state: VectorState) -> VectorState:
     """End the pass at Way8."""
-    method = VectorStage.VECTOR_FINAL
+    method = Stage.VECTOR_FINAL
     _stage_order(method, state, VeStage.FINAL)
     if state.way != WAY8:
         raise LayoutError(

@@ -14,7 +14,7 @@ from typing import Final
 from tcpdsl.algebra import IDENTITY, Mapping, PaddingKind, Pair, normalize, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
-from tcpdsl.verify.stage import VectorStage
+from tcpdsl.verify.stage import Stage
 
 ONE_FLIT: Final = 8
 HALF_FLIT: Final = 4
@@ -36,7 +36,7 @@ class WayParams:
 @memoized
 def verify_vector_narrow_split(*, time: Mapping, packet: Mapping, out_time: Mapping, out_packet: Mapping) -> WayParams:
     """``[Time, Packet(8)] -> [[Time, back 4 of Packet], front 4 of Packet]``."""
-    stage = VectorStage.VECTOR_NARROW_SPLIT
+    stage = Stage.VECTOR_NARROW_SPLIT
     if packet.size != ONE_FLIT:
         raise LayoutError(
             stage,
@@ -75,7 +75,7 @@ def verify_vector_narrow_split(*, time: Mapping, packet: Mapping, out_time: Mapp
 @memoized
 def verify_vector_narrow_trim(*, time: Mapping, packet: Mapping, out_packet: Mapping) -> WayParams:
     """``Packet(8) -> front 4 of Packet`` when the back four are padding; Time is unchanged."""
-    stage = VectorStage.VECTOR_NARROW_TRIM
+    stage = Stage.VECTOR_NARROW_TRIM
     if packet.size != ONE_FLIT:
         raise LayoutError(
             stage,
@@ -113,7 +113,7 @@ def verify_vector_narrow_trim(*, time: Mapping, packet: Mapping, out_packet: Map
 def verify_vector_widen_concat(*, time: Mapping, packet: Mapping, out_time: Mapping,
                                out_packet: Mapping) -> WayParams:
     """``[[Time, t2], Packet(4)] -> [Time, [t2, Packet]]``: the inner 2 Time cells join the packet."""
-    stage = VectorStage.VECTOR_WIDEN_CONCAT
+    stage = Stage.VECTOR_WIDEN_CONCAT
     if packet.size != HALF_FLIT:
         raise LayoutError(
             stage,
@@ -159,7 +159,7 @@ def verify_vector_widen_concat(*, time: Mapping, packet: Mapping, out_time: Mapp
 @memoized
 def verify_vector_widen_pad(*, time: Mapping, packet: Mapping, out_packet: Mapping) -> WayParams:
     """``Packet(4) -> Packet # 8``: the back four come back as padding; Time is unchanged."""
-    stage = VectorStage.VECTOR_WIDEN_PAD
+    stage = Stage.VECTOR_WIDEN_PAD
     if packet.size != HALF_FLIT:
         raise LayoutError(
             stage,

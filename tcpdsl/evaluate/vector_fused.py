@@ -1,0 +1,92 @@
+"""A vector pass evaluated on its logical view (docs/runtime.md §3.9).
+
+The stream is an array with one dimension per logical term of its layout. Element-wise steps are
+whole-array numpy ops; a VRF operand is indexed by the coordinates of the stream's elements on the
+VRF's axes (broadcast by axis name), the stash by term. Narrow and widen move no value, only the
+terms the array is grouped by. A reduce folds the terms it removes in index order and broadcasts
+over any axis the result adds (the inter-slice reducer's fresh slots).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tcpdsl.algebra import Term
+from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
+from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
+from tcpdsl.numerics.vector_ops import reduce_fold
+from tcpdsl.verify.stage import Stage
+
+Array = npt.NDArray[Any]
+Stream = tuple[Array, tuple[Term, ...]]
+
+
+def logical(chain: VectorChain, name: str) -> Array:
+    """The pass's values over its last layout's logical terms, kept on the chain per evaluator."""
+    key = f"{name}:logical"
+    if key not in chain.cache:
+        chain.cache[key] = run_pass(chain, name)
+    return np.asarray(chain.cache[key])
+
+
+def physical(chain: VectorChain, name: str) -> Array:
+    """The fused values laid out on the pass's last layout, padding 0."""
+    held, axes = coordinate_array(logical(chain, name), chain.terms)
+    return to_physical(held, axes, chain.mapping, 0)
+
+
+def run_pass(chain: VectorChain, name: str) -> Array:
+    """The stream after every step of ``chain``, over the logical terms of its last layout, reading the
+    source and the VRF operands as the evaluator ``name`` computes them."""
+    values, terms = typed(chain.source.logical(name), chain.source.dtype), chain.source.terms
+    stash: Stream | None = None
+    for step in chain.steps:
+        if step.stage is Stage.VECTOR_STASH:
+            stash = (values, terms)
+        elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
+            values = _reduce(step, values, terms)
+        elif step.stage in WAY_MOVES:
+            values = rearrange(values, terms, step.terms)
+        elif step.stage not in PASSIVE:
+            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
+        terms = step.terms
+    return values
+
+
+def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None, name: str) -> Array:
+    if isinstance(operand, Constant):
+        return np.asarray(operand.value)
+    if isinstance(operand, VrfValues):
+        return broadcast_vrf(operand.read(name), operand.terms, term_coordinates(terms))
+    assert stash is not None  # the state machine lets a stash read follow a stash only
+    return rearrange(stash[0], stash[1], terms)
+
+
+def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], coords: dict[str, Array]) -> Array:
+    """The VRF's value for each stream element whose coordinates are ``coords``: the VRF cell whose every
+    term the element's coordinate digits name (docs/stage-rules.md §6.3); axes the VRF lacks broadcast."""
+    zero = np.zeros((), dtype=np.int64)
+    index = tuple((coords.get(t.axis, zero) // t.stride) % t.count for t in vrf_terms)
+    shape = np.broadcast_shapes(*(np.shape(i) for i in index)) if index else ()
+    return np.asarray(vrf[tuple(np.broadcast_to(i, shape) for i in index)] if index else vrf)
+
+
+def _reduce(step: PassStep, values: Array, terms: tuple[Term, ...]) -> Array:
+    """Fold away the terms the step's layout no longer holds; broadcast over the ones it adds."""
+    after = step.terms
+    kept_axes = set(axes_of(after))
+    removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
+    kept = tuple(t for i, t in enumerate(terms) if i not in removed)
+    moved = np.moveaxis(values, removed, range(len(kept), len(terms)))
+    folded = reduce_fold(step.op, moved.reshape(*moved.shape[: len(kept)], -1), axis=-1)
+    held = set(axes_of(kept))
+    base = tuple(t for t in after if t.axis in held)
+    grouped = rearrange(folded, kept, base)
+    fresh = [i for i, t in enumerate(after) if t.axis not in held]
+    expanded = np.expand_dims(grouped, fresh) if fresh else grouped
+    return np.broadcast_to(expanded, tuple(t.count for t in after)).copy()

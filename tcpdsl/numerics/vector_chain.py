@@ -1,0 +1,116 @@
+"""The lazy vector pass: what the pass methods record and the evaluators consume (docs/runtime.md §3.9).
+
+Like a contraction :class:`~tcpdsl.numerics.chain.Chain`, nothing is computed while a pass is built:
+each method appends a :class:`PassStep` with the stream's layout after it, the parameters its
+composer derived and the operands it reads. The stream entering ``vector_init`` is a
+:class:`PassSource`, which the tensor layer fills in: its values may themselves come from an
+evaluator (a contraction result), so each evaluator asks for them by its own name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy.typing as npt
+
+from tcpdsl.algebra import Mapping, Term, logical_terms, pairs
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_compose import VectorStep
+from tcpdsl.verify.vector_ops import BinaryArgMode, TernaryArgMode
+from tcpdsl.verify.vector_pass import StashRead
+
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True)
+class Constant:
+    """A number read by every element, in the op's dtype."""
+
+    value: float | int
+
+
+@dataclass(frozen=True, eq=False)
+class VrfValues:
+    """A VRF operand: its logical values by evaluator name, one dimension per term it holds."""
+
+    read: Callable[[str], Array] = field(repr=False)
+    terms: tuple[Term, ...]
+
+
+OperandValue = Constant | VrfValues | StashRead
+
+
+@dataclass(frozen=True, eq=False)
+class PassSource:
+    """The stream a pass starts from: its layouts ``[Chip, Cluster, Slice, Time, Packet]``, and its
+    values by evaluator name.
+
+    ``logical(name)`` is an array over ``logical_terms(mapping)``; ``physical(name)`` the flat
+    buffer over ``mapping``, padding included.
+    """
+
+    layouts: tuple[Mapping, ...]
+    dtype: str
+    logical: Callable[[str], Array] = field(repr=False)
+    physical: Callable[[str], Array] = field(repr=False)
+    axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
+
+    @property
+    def mapping(self) -> Mapping:
+        return pairs(list(self.layouts))
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        return logical_terms(self.mapping)
+
+
+@dataclass(frozen=True, eq=False)
+class PassStep:
+    """One pass method: the stream's layouts ``[Chip, Cluster, Slice, Time, Packet]`` after it and what
+    it computes."""
+
+    stage: Stage
+    layouts: tuple[Mapping, ...]
+    step: VectorStep
+    op: Any = None
+    operands: tuple[OperandValue, ...] = ()
+    mode: BinaryArgMode | TernaryArgMode | None = None
+    reduce: str | None = None
+    int_width: int = 0
+    dtype: str = ""
+
+    @property
+    def mapping(self) -> Mapping:
+        return pairs(list(self.layouts))
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        return logical_terms(self.mapping)
+
+
+@dataclass(frozen=True, eq=False)
+class VectorChain:
+    """A pass as recorded so far: its source and its steps, in call order."""
+
+    source: PassSource
+    steps: tuple[PassStep, ...] = ()
+    cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def with_step(self, step: PassStep) -> VectorChain:
+        return replace(self, steps=(*self.steps, step))
+
+    @property
+    def layouts(self) -> tuple[Mapping, ...]:
+        """The stream's layouts now."""
+        return self.steps[-1].layouts if self.steps else self.source.layouts
+
+    @property
+    def mapping(self) -> Mapping:
+        return pairs(list(self.layouts))
+
+    @property
+    def terms(self) -> tuple[Term, ...]:
+        return logical_terms(self.mapping)
+
