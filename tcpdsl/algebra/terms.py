@@ -45,12 +45,12 @@ class Term:
 
     def mapping(self) -> Mapping:
         """The term as a one-digit mapping (``m["B / 2"]``)."""
-        return render_slot(Slot(Digit(self.axis, self.n, self.stride, self.count), self.count))
+        return digit_mapping(self)
 
     @property
     def text(self) -> str:
         """Mapping text of the term: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
-        return _text(self)
+        return digit_text(self)
 
     def within(self, other: Term) -> bool:
         """Whether every digit of this term is a digit of ``other`` (same axis, nested range)."""
@@ -61,9 +61,15 @@ class Term:
         return self.text
 
 
+def digit_mapping(digit: Digit | Term) -> Mapping:
+    """The digit as a one-digit mapping (``m["B / 2"]``)."""
+    return render_slot(Slot(Digit(digit.axis, digit.n, digit.stride, digit.count), digit.count))
+
+
 @memo(maxsize=4096)
-def _text(term: Term) -> str:
-    return term.mapping().text
+def digit_text(digit: Digit | Term) -> str:
+    """Mapping text of the digit: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
+    return digit_mapping(digit).text
 
 
 def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
@@ -131,7 +137,7 @@ def _held_cached(key: StructKey) -> Held:
     for slot in slots:
         live = slot.live
         if isinstance(live, Digit):
-            digits.setdefault(live.sym, []).append(live)
+            digits.setdefault(live.axis, []).append(live)
         elif isinstance(live, Composite):
             hidden |= _axes_of(live.operand.slots)
     terms: list[Term] = []
@@ -187,7 +193,7 @@ def _axes_of(slots: Slots) -> set[str]:
     for slot in slots:
         live = slot.live
         if isinstance(live, Digit):
-            out.add(live.sym)
+            out.add(live.axis)
         elif isinstance(live, Composite):
             out |= _axes_of(live.operand.slots)
     return out
@@ -200,7 +206,7 @@ def shared_limits(slots: Slots, axis: str) -> list[tuple[int, int, list[Digit]]]
     found: dict[tuple[Operand, int], list[Digit]] = {}
     for slot in slots:
         live = slot.live
-        if slot.shared is None or not isinstance(live, Digit) or live.sym != axis:
+        if slot.shared is None or not isinstance(live, Digit) or live.axis != axis:
             continue
         operand, position = slot.shared.operand, slot.shared.stride
         for index, (below, part) in enumerate(zip(slot_strides(operand.slots), operand.slots)):
@@ -275,7 +281,7 @@ def term_of(part: Mapping) -> Term:
     live = slot.live
     if not isinstance(live, Digit) or slot.padded:
         raise NotATerm(part.text)
-    found = _axis_terms(live.sym, live.n, [live], [])
+    found = _axis_terms(live.axis, live.n, [live], [])
     if found is None or len(found) != 1 or found[0].count != live.count:
         raise NotATerm(part.text)
     return found[0]
