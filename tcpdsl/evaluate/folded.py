@@ -45,12 +45,12 @@ class Folded:
         for slot in reversed(slots):
             live = slot.live
             if isinstance(live, Digit):
-                if slot.shared is not None or live.sym not in self.chain.bounds:
+                if slot.shared is not None or live.axis not in self.chain.bounds:
                     return None
                 span = self.chain.cover(live)
-                if math.prod(self.chain.radix(live.sym, j) for j in span) != live.count:
+                if math.prod(self.chain.radix(live.axis, j) for j in span) != live.count:
                     return None
-                entries.extend((live.sym, j) for j in reversed(span))
+                entries.extend((live.axis, j) for j in reversed(span))
                 groups.append(len(span))
             elif isinstance(live, Bcast):
                 entries.append(live.c)

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from tcpdsl.algebra import Mapping, Term, held, pairs
+from tcpdsl.algebra import Mapping, Term, digit_text, held, pairs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext
@@ -57,7 +57,7 @@ class TensorParam:
     @property
     def axes(self) -> tuple[str, ...]:
         """The dimensions of its logical data, as :attr:`Tensor.axes` names them."""
-        return tuple(t.axis if t.whole else t.text for t in self.terms)
+        return tuple(t.axis if t.whole else digit_text(t) for t in self.terms)
 
     @property
     def sizes(self) -> dict[str, int]:

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.algebra import digit_text
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
@@ -111,7 +112,7 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         actual_tensor = result.to_tensor()
         expected, terms = chain_oracle.expected(result.chain)
         if terms != actual_tensor.terms:
-            raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+            raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(digit_text(t) for t in terms)}")
         exact = np.asarray(actual_tensor.values).dtype.kind in "iu"
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)

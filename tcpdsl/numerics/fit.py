@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tcpdsl.algebra import Digit, Held, Mapping, Term, held, runs, shared_limits, text_of
+from tcpdsl.algebra import Digit, Held, Mapping, Term, digit_text, held, runs, shared_limits, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.placement import plan
@@ -36,7 +36,7 @@ def difference(have: tuple[Term, ...], other: tuple[Term, ...]) -> tuple[Term, .
 
 def _tile_hint(extra: dict[str, tuple[Term, ...]]) -> str:
     """``t.tile(m["Wp / 8192"], i)``: the tile that leaves out the digits the layout lacks."""
-    return "t" + "".join(f".tile(m[\"{t.text}\"], i)" for terms in extra.values() for t in terms)
+    return "t" + "".join(f".tile(m[\"{digit_text(t)}\"], i)" for terms in extra.values() for t in terms)
 
 
 def _mapping_hint(tensor: Tensor, layout: Held) -> str:
@@ -96,7 +96,7 @@ def _reaches_all(full: Mapping, axis: str, n: int) -> bool:
     """Whether the live cells of ``full`` reach every coordinate of ``axis``, for an axis whose
     coordinates are no product of digits: the combinations of that axis's own digits are walked
     (the other slots do not change which of its coordinates are live)."""
-    digits = [s.live for s in full.slots() if isinstance(s.live, Digit) and s.live.sym == axis]
+    digits = [s.live for s in full.slots() if isinstance(s.live, Digit) and s.live.axis == axis]
     ndim = len(digits)
     values = [np.arange(d.count, dtype=np.int64).reshape([-1 if k == i else 1 for k in range(ndim)])
               for i, d in enumerate(digits)]
@@ -150,7 +150,7 @@ def _check_partial(tensor: Tensor, full: Mapping, layout: Held, stage: str) -> N
         )
     if missing:
         digits = "; ".join(f"{text_of(terms)} of {axis}" for axis, terms in missing.items())
-        fixed = "".join(f" (it fixes {term.text} = {value})" for term, value in tensor.fixed_terms
+        fixed = "".join(f" (it fixes {digit_text(term)} = {value})" for term, value in tensor.fixed_terms
                         if any(term.within(t) or t.within(term) for ts in missing.values() for t in ts))
         raise LayoutError(
             stage, "DigitNotInTensor",

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
+from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, digit_text, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics import tiles
@@ -135,11 +135,11 @@ class Tensor:
         values = _read_array(array)
         expected = tuple(t.count for t in terms)
         if values.shape != expected:
-            declared = ", ".join(f"{t.text}={t.count}" for t in terms)
+            declared = ", ".join(f"{digit_text(t)}={t.count}" for t in terms)
             raise LayoutError(
                 STAGE,
                 "ShapeMismatch",
-                f"an array of shape {values.shape} does not match the axes {' '.join(t.text for t in terms)} ({declared})",
+                f"an array of shape {values.shape} does not match the axes {' '.join(digit_text(t) for t in terms)} ({declared})",
                 hint="pass the axes in the array's dimension order, or reshape the array",
             )
         self._set(values, terms, ())
@@ -148,7 +148,7 @@ class Tensor:
         self._values = values
         self._terms = terms
         self._fixed = fixed
-        self._axes = tuple(t.axis if t.whole else t.text for t in terms)
+        self._axes = tuple(t.axis if t.whole else digit_text(t) for t in terms)
 
     @classmethod
     def of_terms(cls, values: npt.NDArray[np.generic], terms: tuple[Term, ...], fixed: tuple[Fixed, ...] = ()) -> Tensor:
@@ -174,7 +174,7 @@ class Tensor:
     @property
     def fixed(self) -> dict[str, int]:
         """The digits this tile fixes and their values, e.g. ``{"Wp / 8192": 3}``."""
-        return {term.text: value for term, value in self._fixed}
+        return {digit_text(term): value for term, value in self._fixed}
 
     @property
     def fixed_terms(self) -> tuple[Fixed, ...]:
@@ -272,6 +272,6 @@ class Tensor:
 
     def __repr__(self) -> str:
         dims = " ".join(f"{a if ' ' not in a else f'[{a}]'}={n}" for a, n in zip(self._axes, self._values.shape))
-        fixed = "".join(f" | {term.text} = {value}" for term, value in self._fixed)
+        fixed = "".join(f" | {digit_text(term)} = {value}" for term, value in self._fixed)
         return f"Tensor[{dims}{fixed}]({self._values.dtype})"
 

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, NotATerm, Term, runs, term_of, text_of
+from tcpdsl.algebra import Mapping, NotATerm, Term, digit_mapping, digit_text, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, rearrange, same_digits
 
@@ -63,17 +63,17 @@ def _owner(tensor: Tiled, term: Term) -> int:
     value = _fixed_value(tensor, term)
     if value is not None:
         raise LayoutError(
-            STAGE, "DigitFixed", f"{tensor!r} is already the tile {term.text} = {value}",
+            STAGE, "DigitFixed", f"{tensor!r} is already the tile {digit_text(term)} = {value}",
             hint="take the tile of the whole tensor instead",
         )
     if not mine:
         raise LayoutError(
-            STAGE, "DigitNotInTensor", f"{tensor!r} has no axis {term.axis}, so it has no digit {term.text}",
+            STAGE, "DigitNotInTensor", f"{tensor!r} has no axis {term.axis}, so it has no digit {digit_text(term)}",
             hint=f"take a digit of one of its axes: {text_of(tensor.terms) or '(none)'}",
         )
     raise LayoutError(
         STAGE, "DigitNotInTensor",
-        f"{term.text} is not a digit of {tensor!r}: it holds {text_of(mine)} of {term.axis}",
+        f"{digit_text(term)} is not a digit of {tensor!r}: it holds {text_of(mine)} of {term.axis}",
         hint=f"take a digit inside {text_of(mine)}",
     )
 
@@ -81,13 +81,13 @@ def _owner(tensor: Tiled, term: Term) -> int:
 def _index(term: Term, tensor: Tiled, index: object) -> int:
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise LayoutError(
-            STAGE, "TileIndex", f"the tile index of {term.text} must be an int, got {type(index).__name__} {index!r:.40}",
+            STAGE, "TileIndex", f"the tile index of {digit_text(term)} must be an int, got {type(index).__name__} {index!r:.40}",
         )
     value = int(index)
     if not 0 <= value < term.count:
         raise LayoutError(
             STAGE, "TileIndex",
-            f"{tensor!r} has no tile {term.text} = {value}: the digit takes the values 0 to {term.count - 1}",
+            f"{tensor!r} has no tile {digit_text(term)} = {value}: the digit takes the values 0 to {term.count - 1}",
             hint=f"pick an index in range({term.count})",
         )
     return value
@@ -124,17 +124,17 @@ def assign(target: T, part: Tiled, make: Make[T]) -> None:
         if mine is not None:
             if mine != value:
                 raise LayoutError(
-                    STAGE, "TileMismatch", f"the part is the tile {term.text} = {value}, but {target!r} is the tile {term.text} = {mine}",
+                    STAGE, "TileMismatch", f"the part is the tile {digit_text(term)} = {value}, but {target!r} is the tile {digit_text(term)} = {mine}",
                     hint=f"write it into tile {value}",
                 )
             continue
         if not any(term.within(t) for t in region.terms):
             raise LayoutError(
                 STAGE, "DigitNotInTensor",
-                f"the part is the tile {term.text} = {value}, but {target!r} has no digit {term.text} to write it at",
+                f"the part is the tile {digit_text(term)} = {value}, but {target!r} has no digit {digit_text(term)} to write it at",
                 hint="write the part into a tensor that holds that digit",
             )
-        region = tile(region, term.mapping(), value, make)
+        region = tile(region, digit_mapping(term), value, make)
     if not same_digits(region.terms, part.terms):
         raise LayoutError(
             STAGE, "TileMismatch",
@@ -159,5 +159,5 @@ def _fit_hint(region: Tiled, part: Tiled) -> str:
             inner = theirs[0]
             if inner.stride == outer.stride:
                 rest = Term(axis, outer.n, inner.top, outer.top // inner.top)
-                return f"write it into a tile: .tile(m[\"{rest.text}\"], i).assign(part)"
+                return f"write it into a tile: .tile(m[\"{digit_text(rest)}\"], i).assign(part)"
     return "write the part into a tensor (or tile) over the same digits"

@@ -87,8 +87,8 @@ def _view(mapping: Mapping, terms: tuple[Term, ...]) -> _View | None:
         live = slot.live
         if isinstance(live, Composite) or slot.shared is not None:
             return None
-        if isinstance(live, Digit) and live.sym in digits:
-            digits[live.sym].append((live.stride, live.count, index))
+        if isinstance(live, Digit) and live.axis in digits:
+            digits[live.axis].append((live.stride, live.count, index))
     order: list[int] = []
     digit_shape: list[int] = []
     for term in terms:
