@@ -58,11 +58,6 @@ class Digit:
         """Whether the digit spells every coordinate of its axis."""
         return self.stride == 1 and self.count >= self.n
 
-    @property
-    def sym(self) -> str:
-        """The axis, by the name the layers above still use until they read ``axis``."""
-        return self.axis
-
     def within(self, other: Digit) -> bool:
         """Whether every value of this digit is a value of ``other`` (same axis, nested range)."""
         return (self.axis == other.axis and other.stride <= self.stride and self.top <= other.top

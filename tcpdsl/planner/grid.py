@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import isqrt, prod
 
-from tcpdsl.algebra import Mapping
+from tcpdsl.algebra import Digit, Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound
 from tcpdsl.planner.clock import Clock
-from tcpdsl.planner.layout import Digit, Group, Layout
+from tcpdsl.planner.layout import Group, Layout
 from tcpdsl.planner.problem import Problem, Role
 from tcpdsl.verify.constants import (
     CLUSTER_SIZES,

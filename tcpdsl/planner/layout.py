@@ -12,11 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import prod
 
-from tcpdsl.algebra import Mapping, PaddingKind, Symbol, Term, digit_text, joined_count, pairs
-
-# A digit is the algebra's term ``axis / stride % count``; here its stride times its count divides
-# the axis size, so its text is the short one a person writes.
-Digit = Term
+from tcpdsl.algebra import Digit, Mapping, PaddingKind, Symbol, digit_text, joined_count, pairs
 
 
 def _cut(digit: Digit, inner: int) -> tuple[Digit, Digit]:
