@@ -3,7 +3,7 @@ operations the stage rules and the runtime use (docs/mapping-language.md).
 
 Other layers import from here. Inside, the modules build on one another in this order:
 ``caches`` (the one registry of memos), ``cells``, ``sizes`` (the size rules), ``slots`` → ``nodes`` → ``semantics`` (cells by definition), ``form`` (the slot form of
-a tree) → ``canonical`` → ``render`` (the canonical text) → ``divide``, ``terms`` (what a layout
+a tree), ``decode`` → ``flat`` (plain digits read off cells) → ``canonical`` → ``render`` (the canonical text) → ``divide``, ``terms`` (what a layout
 holds per axis) → ``operations`` → ``build`` and ``scope`` (text to nodes). The node methods
 reach ``operations`` through one late import.
 """

@@ -7,6 +7,9 @@ same thing in many ways. The canonical form settles each operand as follows
 * pieces that continue one another merge first: ``E / n, E % n`` is one piece, all of ``E``;
 * an operand read by a single piece is replaced by the slots the piece cuts from it
   (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them;
+* where surgery cannot, a small operand that alone reaches the operands inside it, and the cells
+  one piece reads of it, become the plain digits that hold their cells (:mod:`tcpdsl.algebra.flat`),
+  so that spellings of the same cells meet;
 * an operand read by several pieces whose positions never carry into one another and never reach
   its padding is replaced piece by piece the same way (``L1 # 256 / 32 % 4, ..., L1 # 256 / 8 % 4``
   with L1=192 is two plain digits);
@@ -26,6 +29,7 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
@@ -66,7 +70,8 @@ def canonical(slots: Slots) -> Slots:
     """
     if not operands_in(slots):
         return simplify(slots)
-    return _Canon(slots).run()
+    out = _Canon(slots).run()
+    return (flat_form(out) or out) if operands_in(out) else out
 
 
 def as_pieces(slots: Slots) -> Slots:
@@ -109,6 +114,7 @@ class _Canon:
         self.order: list[Operand] = []  # first met, outermost first
         self._collect(top)
         self._index: dict[Operand, list[tuple[list[Slot], list[int]]]] | None = None
+        self._flatten()
 
     def _collect(self, slots: Slots) -> None:
         for slot in reversed(slots):
@@ -117,6 +123,47 @@ class _Canon:
                     self.forms[operand] = list(simplify(operand.slots))
                     self.order.append(operand)
                     self._collect(operand.slots)
+
+    def _flatten(self) -> None:
+        """Write each operand that alone reaches the operands inside it as the plain digits of its cells.
+
+        Such an operand is read only through its cells, so two spellings of it that hold the same
+        cells become one form before any piece is cut from it (:mod:`tcpdsl.algebra.flat`).
+        """
+        for operand in self.order:
+            own = self.forms.get(operand)
+            if own is None or _flat(tuple(own)) or not self._alone_inside(operand):
+                continue
+            found = flat_form(operand.slots)
+            if found is not None:
+                own[:] = found
+                self._index = None
+                self._prune()
+
+    def _alone_inside(self, operand: Operand) -> bool:
+        """Whether no list outside ``operand`` reaches an operand inside it."""
+        inside: set[Operand] = set()
+        stack = [operand]
+        while stack:
+            for o in operands_in(tuple(self.forms[stack.pop()])):
+                if o not in inside:
+                    inside.add(o)
+                    stack.append(o)
+        within = {id(self.forms[o]) for o in [operand, *inside]}
+        return not any(o in inside for other in self._containers() if id(other) not in within
+                       for o in operands_in(tuple(other)))
+
+    def _prune(self) -> None:
+        """Forget the operands no list reaches any more."""
+        reached: set[Operand] = set()
+        stack = operands_in(tuple(self.top))
+        while stack:
+            o = stack.pop()
+            if o not in reached:
+                reached.add(o)
+                stack += operands_in(tuple(self.forms[o]))
+        for o in [o for o in self.forms if o not in reached]:
+            del self.forms[o]
 
     def run(self) -> Slots:
         changed = True
@@ -243,7 +290,7 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        found = _trimmed(own, live, reader)
+        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader)
         if found is None:
             return False
         form, read = found
@@ -255,6 +302,20 @@ class _Canon:
         slots[i:i + 1] = read(fresh)
         slots[:] = simplify(tuple(slots))
         return True
+
+    def _read_whole(self, operand: Operand, own: Slots, live: Composite,
+                    reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+        """The cells the one piece of ``operand`` reads, as plain digits of an operand it reads whole.
+
+        Only the cells decide, so each spelling that reads the same cells comes to one operand;
+        that holds while no list outside the operand reaches the operands inside it.
+        """
+        if live.count == operand.size or not self._alone_inside(operand):
+            return None
+        cells = read_form(own, live.stride, live.count)
+        if cells is None:
+            return None
+        return cells, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
 
     def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
         """Whether slots under the outermost one read operands that pieces elsewhere read too.
@@ -346,6 +407,10 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
+            and live.count <= size_of(strided):
+        # The piece reads every value of a strided operand from the start: that operand, whole.
+        return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
     if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
         # The operand's top padding that the piece reaches becomes the piece's.

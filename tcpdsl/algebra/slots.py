@@ -136,7 +136,7 @@ class Slot:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", live_count(self.live))
-        if self.kind is not TOP and self.extent <= self.count and not _spelt_padded(self.live):
+        if self.kind is not TOP and self.extent <= self.count and not spelt_padded(self.live):
             object.__setattr__(self, "kind", TOP)
 
     @property
@@ -147,7 +147,7 @@ class Slot:
 Slots = tuple[Slot, ...]
 
 
-def _spelt_padded(live: Live) -> bool:
+def spelt_padded(live: Live) -> bool:
     """Whether the text of ``live`` pads its axis or operand to a multiple of its stride first."""
     if isinstance(live, Digit):
         return live.n % live.stride != 0 and live.stride * live.count > live.n
