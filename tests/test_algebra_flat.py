@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tcpdsl.algebra import Digit, Slot, cell_at, parse, slots_of
+from tcpdsl.algebra import Digit, PaddingKind, Slot, cell_at, parse, slots_of
 from tcpdsl.algebra.flat import MAX_CELLS, flat_form, read_form
 
 
@@ -36,7 +36,14 @@ def test_cells_that_are_no_digit_product_stay_opaque() -> None:
 
 def test_read_form_reads_the_strided_cells() -> None:
     assert read_form(slots_of(parse("A, B", {"A": 3, "B": 4})), 2, 6) == (
-        Slot(Digit("B", 4, 2, 2), 2), Slot(Digit("A", 3, 1, 3), 3))
+        (Slot(Digit("B", 4, 2, 2), 2), Slot(Digit("A", 3, 1, 3), 3)), 6, PaddingKind.TOP)
+
+
+def test_read_form_leaves_the_padding_after_the_live_cells_to_the_piece() -> None:
+    # Cells 0, 2, 4, 6 of A #{0} 5 # 8 (A=3): A=0, A=2, Zero, Top: no one slot, but A / 2 #{0} 3 then Top.
+    assert read_form(slots_of(parse("A #{0} 5 # 8", {"A": 3})), 2, 4) == (
+        (Slot(Digit("A", 3, 2, 2), 3, PaddingKind.ZERO),), 3, PaddingKind.TOP)
+    assert read_form(slots_of(parse("1 #{0} 2 # 3", {})), 1, 3) == ((Slot(None, 2, PaddingKind.ZERO),), 2, PaddingKind.TOP)
 
 
 def test_a_form_above_the_limit_keeps_its_operand() -> None:

@@ -312,10 +312,15 @@ class _Canon:
         """
         if live.count == operand.size or not self._alone_inside(operand):
             return None
-        cells = read_form(own, live.stride, live.count)
-        if cells is None:
+        found = read_form(own, live.stride, live.count)
+        if found is None:
             return None
-        return cells, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
+        form, count, kind = found
+        if count < live.count and reader.padded and reader.kind != kind:
+            return None  # two kinds of padding on one piece: no slot says that
+        if count < live.count:
+            return form, lambda o: [Slot(piece(o, 1, count), reader.extent, kind)]
+        return form, lambda o: [Slot(piece(o, 1, count), reader.extent, reader.kind)]
 
     def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
         """Whether slots under the outermost one read operands that pieces elsewhere read too.

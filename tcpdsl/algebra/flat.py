@@ -10,7 +10,7 @@ the rest, with a digit, a broadcast or padding along it, is the next slot.
 
 from __future__ import annotations
 
-from tcpdsl.algebra.cells import Cell, Index, Pad
+from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
 from tcpdsl.algebra.decode import decode
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, Slots, simplify, size_of, spelt_padded
 
@@ -26,11 +26,26 @@ def flat_form(slots: Slots) -> Slots | None:
     return _from_cells([decode(slots, i) for i in range(size)], _axis_sizes(slots))
 
 
-def read_form(slots: Slots, stride: int, count: int) -> Slots | None:
-    """The slots without operands that hold the cells ``0, stride, ..., (count-1)·stride`` of ``slots``, or None."""
+def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, PaddingKind] | None:
+    """What the cells ``0, stride, ..., (count-1)·stride`` of ``slots`` hold, or None: the slots
+    without operands that hold its first ``live`` cells, ``live``, and the padding kind of the
+    rest. ``live`` is ``count`` when the slots hold every cell (the kind is then Top), else the
+    cells past it are padding of one kind, the one a piece of those slots pads with."""
     if count > MAX_CELLS:
         return None
-    return _from_cells([decode(slots, d * stride) for d in range(count)], _axis_sizes(slots))
+    cells = [decode(slots, d * stride) for d in range(count)]
+    sizes = _axis_sizes(slots)
+    whole = _from_cells(cells, sizes)
+    if whole is not None:
+        return whole, count, PaddingKind.TOP
+    last = cells[-1]
+    if not isinstance(last, Pad):
+        return None
+    live = count
+    while live > 0 and cells[live - 1] == last:
+        live -= 1
+    found = _from_cells(cells[:live], sizes) if live > 1 else None
+    return None if found is None else (found, live, last.kind)
 
 
 def _from_cells(cells: list[Cell], sizes: dict[str, int]) -> Slots | None:
