@@ -50,3 +50,9 @@ def test_a_form_above_the_limit_keeps_its_operand() -> None:
     b = 2 * MAX_CELLS
     text = f"(B, 2) #{{!}} {2 * b + 2} / 3"
     assert parse(text, {"B": b}).normalize().text == text
+
+
+def test_a_cut_the_piece_never_reaches_is_no_part_of_the_operand() -> None:
+    sizes = {"B": 2, "F": 4}
+    for text in ("((B, F) = 7, 3) / 7", "(B, F, 3 / 1) = 21 / 7", "[(B, F, 3) = 21] / 7"):
+        assert parse(text, sizes).normalize().text == "(B, F, 3) = 21 / 7", text

@@ -170,7 +170,7 @@ class _Canon:
         while changed:
             changed = False
             for operand in self.order:
-                if operand in self.forms and (self._settle(operand) or self._trim(operand)):
+                if operand in self.forms and (self._settle(operand) or self._trim(operand) or self._widen(operand)):
                     self._index = None
                     changed = True
         if not self.forms:
@@ -300,6 +300,39 @@ class _Canon:
         self.forms[fresh] = list(form)
         self.order[self.order.index(operand)] = fresh
         slots[i:i + 1] = read(fresh)
+        slots[:] = simplify(tuple(slots))
+        return True
+
+    def _widen(self, operand: Operand) -> bool:
+        """Write out a plain operand that the top slot of ``operand`` cuts, when its one piece never
+        reads up to the cut; whether anything changed.
+
+        ``((B, F) = 7, 3) / 7`` (B=2, F=4) reads values 0, 2, 4 of ``(B, F) = 7``: the cut at 7 is
+        never reached, so this reads ``(B, F, 3)`` as ``(B, F, 3 / 1) = 21 / 7`` does.
+        """
+        places = self._places(operand)
+        own = self.forms[operand]
+        if len(places) != 1 or len(places[0][1]) != 1 or not own:
+            return False
+        slots, (i,) = places[0]
+        reader, top = slots[i], own[-1]
+        live, cut_live = reader.live, top.live
+        assert isinstance(live, Composite)
+        if not isinstance(cut_live, Composite) or top.shared is not None or cut_live.stride != 1:
+            return False
+        inner = self.forms.get(cut_live.operand)
+        if inner is None or not _flat(tuple(inner)) or cut_live.count >= cut_live.operand.size:
+            return False
+        if [(id(where), at) for where, at in self._places(cut_live.operand)] != [(id(own), [len(own) - 1])]:
+            return False  # other pieces read it too
+        if reach(live, size_of(tuple(own[:-1])), top.extent) >= cut_live.count:
+            return False
+        form = simplify(tuple(own[:-1]) + tuple(inner))
+        fresh = Operand(form, operand.tag)
+        del self.forms[operand], self.forms[cut_live.operand]
+        self.forms[fresh] = list(form)
+        self.order[self.order.index(operand)] = fresh
+        slots[i] = Slot(piece(fresh, live.stride, live.count), reader.extent, reader.kind)
         slots[:] = simplify(tuple(slots))
         return True
 
