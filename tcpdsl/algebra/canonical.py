@@ -9,7 +9,8 @@ same thing in many ways. The canonical form settles each operand as follows
   (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them;
 * where surgery cannot, a small operand that alone reaches the operands inside it, and the cells
   one piece reads of it, become the plain digits that hold their cells (:mod:`tcpdsl.algebra.flat`),
-  so that spellings of the same cells meet;
+  so that spellings of the same cells meet; a plain operand cut where its one reader never
+  reaches is read whole;
 * an operand read by several pieces whose positions never carry into one another and never reach
   its padding is replaced piece by piece the same way (``L1 # 256 / 32 % 4, ..., L1 # 256 / 8 % 4``
   with L1=192 is two plain digits);
