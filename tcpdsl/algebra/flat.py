@@ -10,6 +10,7 @@ the rest, with a digit, a broadcast or padding along it, is the next slot.
 
 from __future__ import annotations
 
+from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
 from tcpdsl.algebra.decode import decode
 from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, Slots, simplify, size_of, spelt_padded
@@ -18,14 +19,16 @@ from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, Slots, simplify,
 MAX_CELLS = 4096
 
 
+@memo(maxsize=16384)
 def flat_form(slots: Slots) -> Slots | None:
     """The slots without operands that hold exactly the cells of ``slots``, or None."""
     size = size_of(slots)
     if size > MAX_CELLS:
         return None
-    return _from_cells([decode(slots, i) for i in range(size)], _axis_sizes(slots))
+    return _from_cells(_Cells(slots, 1), size)
 
 
+@memo(maxsize=16384)
 def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, PaddingKind] | None:
     """What the cells ``0, stride, ..., (count-1)·stride`` of ``slots`` hold, or None: the slots
     without operands that hold its first ``live`` cells, ``live``, and the padding kind of the
@@ -33,76 +36,103 @@ def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, Paddin
     cells past it are padding of one kind, the one a piece of those slots pads with."""
     if count > MAX_CELLS:
         return None
-    cells = [decode(slots, d * stride) for d in range(count)]
-    sizes = _axis_sizes(slots)
-    whole = _from_cells(cells, sizes)
+    cells = _Cells(slots, stride)
+    whole = _from_cells(cells, count)
     if whole is not None:
         return whole, count, PaddingKind.TOP
-    last = cells[-1]
+    last = cells.at(count - 1)
     if not isinstance(last, Pad):
         return None
     live = count
-    while live > 0 and cells[live - 1] == last:
+    while live > 0 and cells.at(live - 1) == last:
         live -= 1
-    found = _from_cells(cells[:live], sizes) if live > 1 else None
+    found = _from_cells(cells, live) if live > 1 else None
     return None if found is None else (found, live, last.kind)
 
 
-def _from_cells(cells: list[Cell], sizes: dict[str, int]) -> Slots | None:
-    if not all(isinstance(c, Pad) or (isinstance(c, Index) and all(v < sizes[a] for a, v in c.coords.items()))
-               for c in cells):
-        return None  # past an operand's end, or past an axis: no plain digit says that
+class _Cells:
+    """The cells ``0, stride, 2·stride, ...`` of ``slots``, each decoded when first read: a search
+    that fails early reads few. A cell no plain digit holds (past an operand's end, or a coordinate
+    past its axis) reads as None."""
+
+    def __init__(self, slots: Slots, stride: int) -> None:
+        self.slots, self.stride = slots, stride
+        self.sizes = _axis_sizes(slots)
+        self.known: dict[int, Cell | None] = {}
+
+    def at(self, d: int) -> Cell | None:
+        if d not in self.known:
+            cell = decode(self.slots, d * self.stride)
+            ok = isinstance(cell, Pad) or (isinstance(cell, Index)
+                                           and all(v < self.sizes[a] for a, v in cell.coords.items()))
+            self.known[d] = cell if ok else None
+        return self.known[d]
+
+
+def _from_cells(cells: _Cells, count: int) -> Slots | None:
+    """The slots without operands that hold the first ``count`` of ``cells``, or None."""
     out: list[Slot] = []
-    grid = cells
+    grid = list(range(count))
     while len(grid) > 1:
         found = next((s for e in range(2, len(grid) + 1) if len(grid) % e == 0
-                      and (s := _slot(grid, e, sizes)) is not None), None)
+                      and (s := _slot(cells, grid, e)) is not None), None)
         if found is None:
             return None
         out.append(found)
         grid = grid[::found.extent]
-    if grid != [Index()]:
+    if cells.at(0) != Index():
         return None
     flat = simplify(tuple(out))
     if any(not slot.padded and spelt_padded(slot.live) for slot in flat):
         return None  # its text pads with a kind the cells cannot tell (docs/mapping-language.md §1.8)
-    return flat if all(decode(flat, i) == cell for i, cell in enumerate(cells)) else None
+    return flat  # each slot was checked against every cell it spans, and simplify keeps cells
 
 
-def _slot(grid: list[Cell], e: int, sizes: dict[str, int]) -> Slot | None:
-    """The innermost slot of extent ``e`` when ``grid`` is that slot under the rest, else None."""
-    row = grid[:e]
-    if row[0] != Index():
-        return None  # every digit 0 is the origin, live in a flat form
-    count = next((d for d, cell in enumerate(row) if isinstance(cell, Pad)), e)
-    live = _live(row[:count], sizes)
-    if live is False or any(cell != row[-1] for cell in row[count:]):
+def _slot(cells: _Cells, grid: list[int], e: int) -> Slot | None:
+    """The innermost slot of extent ``e`` when the cells at ``grid`` are that slot under the rest, else None."""
+    found = _row(cells, grid, e)
+    if found is None:
         return None
-    for q in range(0, len(grid), e):
-        rest = grid[q]
+    live, row = found
+    for q in range(e, len(grid), e):
+        rest = cells.at(grid[q])
+        if rest is None:
+            return None
         for d in range(1, e):
-            if grid[q + d] != _under(rest, row[d]):
+            if cells.at(grid[q + d]) != _under(rest, row[d]):
                 return None
     pad = row[-1]
-    assert live is not True
     return Slot(live, e, pad.kind) if isinstance(pad, Pad) else Slot(live, e)
 
 
-def _live(row: list[Cell], sizes: dict[str, int]) -> Digit | Bcast | None | bool:
-    """What the live values of a slot hold: a digit of one axis, a broadcast, or one value (None);
-    False when they are none of these."""
-    if len(row) == 1:
-        return None
-    first = row[1]
-    assert isinstance(first, Index)
-    if not first.coords:
-        return Bcast(len(row)) if all(isinstance(c, Index) and not c.coords for c in row) else False
-    if len(first.coords) != 1:
-        return False
-    ((axis, step),) = first.coords.items()
-    if any(c != Index({axis: d * step}) for d, c in enumerate(row)):
-        return False
-    return Digit(axis, sizes[axis], step, len(row))
+def _row(cells: _Cells, grid: list[int], e: int) -> tuple[Digit | Bcast | None, list[Cell]] | None:
+    """What the first ``e`` cells at ``grid`` hold as one slot: live values of a digit of one axis,
+    of a broadcast or one value (None), then padding of one kind; read only as far as they fit."""
+    row: list[Cell] = [Index()]
+    if cells.at(grid[0]) != row[0]:
+        return None  # every digit 0 is the origin, live in a flat form
+    axis, step, count = "", 0, 1
+    for d in range(1, e):
+        cell = cells.at(grid[d])
+        if cell is None:
+            return None
+        if isinstance(cell, Pad) or count < d:
+            if not (isinstance(cell, Pad) and (count == d or cell == row[-1])):
+                return None
+        elif d == 1:
+            assert isinstance(cell, Index)
+            if len(cell.coords) > 1:
+                return None
+            axis, step = next(iter(cell.coords.items()), ("", 0))
+            count = 2
+        elif cell != (Index({axis: d * step}) if axis else Index()):
+            return None
+        else:
+            count += 1
+        row.append(cell)
+    if count == 1:
+        return None, row
+    return (Digit(axis, cells.sizes[axis], step, count) if axis else Bcast(count)), row
 
 
 def _under(rest: Cell, cell: Cell) -> Cell:
