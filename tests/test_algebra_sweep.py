@@ -187,8 +187,9 @@ class Cells:
         return int(found[0]) if found.size else None
 
 
-# Splits whose halves still normalise apart from the split written out, per chunk: opaque operands
-# that two spellings cut differently (docs/mapping-language.md §1.8). The count may only go down.
+# Splits whose halves still normalise apart from the split written out, per chunk: a split across
+# an operand read by several pieces, or whose cells are no plain digits, where the two spellings
+# keep different operands whole (docs/mapping-language.md §1.8). The count may only go down.
 SPLITS_APART = (5, 0, 0, 0)
 
 
