@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tcpdsl.algebra import Term, parse
+from tcpdsl.algebra import Digit, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.stream import fused_logical, simulated
 from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 
 SIZES = {"A": 4, "B": 8}
-TERMS = (Term("A", 4, 1, 4),)
+TERMS = (Digit("A", 4, 1, 4),)
 
 
 def m(text: str):  # type: ignore[no-untyped-def]
@@ -35,7 +35,7 @@ def test_a_move_goes_by_logical_coordinates_and_replicates_broadcasts() -> None:
 
 
 def test_a_live_cell_the_source_does_not_hold_is_poisoned() -> None:
-    half = (Term("A", 4, 1, 2),)  # the source holds A < 2 only
+    half = (Digit("A", 4, 1, 2),)  # the source holds A < 2 only
     source = lay_out(np.arange(2, dtype=np.int32), half, m("A = 2"), "i32")
     out, mask = move(source, m("A = 2"), m("A"), half, "i32")
     assert mask.tolist() == [0, 0, 1, 1] and out[:2].tolist() == [0, 1]
@@ -43,7 +43,7 @@ def test_a_live_cell_the_source_does_not_hold_is_poisoned() -> None:
 
 
 def test_the_simulator_reports_the_step_that_reads_poison_and_the_fused_evaluator_does_not() -> None:
-    half = (Term("A", 4, 1, 2),)
+    half = (Digit("A", 4, 1, 2),)
     values = np.arange(2, dtype=np.float32)
     root = Root(m("A = 2 # 4"), "f32", half, (), lambda name: values)
     flow = Flow(root).then(Step("fetch", m("A"), "f32"))

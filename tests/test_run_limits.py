@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Digit
 from tcpdsl.cli.main import main
 from tcpdsl.harness.kernel_spec import MAX_RANDOM_ELEMENTS, _coordinates, _spells_fewer
 
@@ -72,8 +72,8 @@ _DIGITS = st.lists(st.tuples(st.sampled_from([1, 2, 3, 4, 6, 8, 12, 16, 24]), st
 _NESTED = st.lists(st.tuples(st.integers(0, 10), st.integers(1, 3)), min_size=1, max_size=3)
 
 
-def _terms(digits: list[tuple[int, int]], n: int = 96) -> tuple[Term, ...] | None:
-    terms = tuple(Term("A", n, s, c) for s, c in digits)
+def _terms(digits: list[tuple[int, int]], n: int = 96) -> tuple[Digit, ...] | None:
+    terms = tuple(Digit("A", n, s, c) for s, c in digits)
     spans = sorted((t.stride, t.top) for t in terms)
     if any(high > low for (_, high), (low, _) in zip(spans, spans[1:])):
         return None  # overlapping digits are no tensor's terms
@@ -97,7 +97,7 @@ def test_digits_that_nest_are_compared_as_digits(mine: list[tuple[int, int]], th
 
 
 def test_digits_of_a_long_axis_are_compared_at_once() -> None:
-    whole, low = Term("A", 2**40, 1, 2**40), Term("A", 2**40, 1, 2**20)
+    whole, low = Digit("A", 2**40, 1, 2**40), Digit("A", 2**40, 1, 2**20)
     started = time.perf_counter()
     assert _spells_fewer((low,), (whole,)) and not _spells_fewer((whole,), (low,)) and not _spells_fewer((whole,), (whole,))
     assert time.perf_counter() - started < 0.1

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import tcpdsl as tcp
-from tcpdsl.algebra import PaddingKind, parse
+from tcpdsl.algebra import Digit, PaddingKind, parse
 from tcpdsl.planner import Plan, engine
-from tcpdsl.planner.layout import Digit, Group, Layout
+from tcpdsl.planner.layout import Group, Layout
 from tcpdsl.planner.progress import Progress
 from tcpdsl.verify import check_pairing
 

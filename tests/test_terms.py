@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import tcpdsl as tcp
 
-from tcpdsl.algebra import Index, Mapping, Term, held, logical_terms, parse, term_of
+from tcpdsl.algebra import Digit, Index, Mapping, digit_text, held, logical_terms, parse, term_of
 from tcpdsl.numerics.fit import check_fit
 from test_algebra_properties import interleavings, laws, trees
 
@@ -27,7 +27,7 @@ def reached(mapping: Mapping) -> dict[str, set[int]]:
     return out
 
 
-def spelled(terms: tuple[Term, ...]) -> set[int]:
+def spelled(terms: tuple[Digit, ...]) -> set[int]:
     out = {0}
     for t in terms:
         out = {v + k * t.stride for v in out for k in range(t.count)}
@@ -60,13 +60,13 @@ def test_held_terms_spell_exactly_the_coordinates_the_cells_reach(e: Mapping) ->
     ],
 )
 def test_held_terms_of_layouts(text: str, sizes: dict[str, int], terms: list[str]) -> None:
-    assert [t.text for t in logical_terms(parse(text, sizes))] == terms
+    assert [digit_text(t) for t in logical_terms(parse(text, sizes))] == terms
 
 
 def test_irregular_axes_are_whole_in_the_logical_view() -> None:
     mapping = parse("A, A", {"A": 4})  # every coordinate twice: no product of digits
     assert held(mapping).irregular == ("A",)
-    assert logical_terms(mapping) == (Term("A", 4, 1, 4),)
+    assert logical_terms(mapping) == (Digit("A", 4, 1, 4),)
 
 
 def test_a_composite_hides_its_axes() -> None:
@@ -82,7 +82,7 @@ def test_held_is_cached_per_layout() -> None:
 @pytest.mark.parametrize("text", ["A", "B / 2", "A / 4 % 2", "Wp % 8192", "Wp / 8192"])
 def test_a_term_reads_back_from_its_text(text: str) -> None:
     term = term_of(parse(text, {"A": 32, "B": 64, "Wp": 155648}))
-    assert term.text == text
+    assert digit_text(term) == text
 
 
 @laws

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl import m
+from tcpdsl.algebra import digit_text
 from tcpdsl.testing import check_kernel, inputs
 from tcpdsl.testing.cells import differing_cells
 from tcpdsl.testing.kernels import OracleCheck
@@ -86,14 +87,14 @@ def test_a_layout_holding_part_of_an_axis_gets_partial_tensors_and_tiles(x: obje
     tensor = x.to_tensor()  # type: ignore[attr-defined]
     assert tensor.axes == ("Wp % 8", "H")
     for term, value in tensor.fixed_terms:
-        assert (term.text, 0 <= value < 8) == ("Wp / 8", True)
+        assert (digit_text(term), 0 <= value < 8) == ("Wp / 8", True)
 
 
 def test_tiles_are_drawn() -> None:
     from hypothesis import find
 
     tile = find(inputs(Tile), lambda x: bool(x.to_tensor().fixed_terms))  # type: ignore[attr-defined]
-    assert [t.text for t, _ in tile.to_tensor().fixed_terms] == ["Wp / 8"]
+    assert [digit_text(t) for t, _ in tile.to_tensor().fixed_terms] == ["Wp / 8"]
 
 
 def test_inputs_refuses_what_is_no_source_tensor_type() -> None:

@@ -3,7 +3,7 @@ operations the stage rules and the runtime use (docs/mapping-language.md).
 
 Other layers import from here. Inside, the modules build on one another in this order:
 ``caches`` (the one registry of memos), ``cells``, ``sizes`` (the size rules), ``slots`` → ``nodes`` → ``semantics`` (cells by definition), ``form`` (the slot form of
-a tree) → ``canonical`` → ``render`` (the canonical text) → ``divide``, ``terms`` (what a layout
+a tree), ``decode`` → ``flat`` (plain digits read off cells) → ``canonical`` → ``render`` (the canonical text) → ``divide``, ``terms`` (what a layout
 holds per axis) → ``operations`` → ``build`` and ``scope`` (text to nodes). The node methods
 reach ``operations`` through one late import.
 """
@@ -43,7 +43,8 @@ from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Shared, Slot,
 from tcpdsl.algebra.terms import (
     Held,
     NotATerm,
-    Term,
+    digit_mapping,
+    digit_text,
     held,
     logical_terms,
     parts_of,
@@ -82,7 +83,6 @@ __all__ = [
     "Stride",
     "StructKey",
     "Symbol",
-    "Term",
     "as_int",
     "as_mapping",
     "axis",
@@ -90,6 +90,8 @@ __all__ = [
     "check_axis_sizes",
     "clear_caches",
     "decode",
+    "digit_mapping",
+    "digit_text",
     "divide_exact",
     "divide_relaxed",
     "divide_terms_or_reason",

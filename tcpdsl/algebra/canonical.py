@@ -7,6 +7,10 @@ same thing in many ways. The canonical form settles each operand as follows
 * pieces that continue one another merge first: ``E / n, E % n`` is one piece, all of ``E``;
 * an operand read by a single piece is replaced by the slots the piece cuts from it
   (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them;
+* where surgery cannot, a small operand that alone reaches the operands inside it, and the cells
+  one piece reads of it, become the plain digits that hold their cells (:mod:`tcpdsl.algebra.flat`),
+  so that spellings of the same cells meet; a plain operand cut where its one reader never
+  reaches is read whole;
 * an operand read by several pieces whose positions never carry into one another and never reach
   its padding is replaced piece by piece the same way (``L1 # 256 / 32 % 4, ..., L1 # 256 / 8 % 4``
   with L1=192 is two plain digits);
@@ -26,6 +30,7 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
@@ -66,7 +71,8 @@ def canonical(slots: Slots) -> Slots:
     """
     if not operands_in(slots):
         return simplify(slots)
-    return _Canon(slots).run()
+    out = _Canon(slots).run()
+    return (flat_form(out) or out) if operands_in(out) else out
 
 
 def as_pieces(slots: Slots) -> Slots:
@@ -109,6 +115,7 @@ class _Canon:
         self.order: list[Operand] = []  # first met, outermost first
         self._collect(top)
         self._index: dict[Operand, list[tuple[list[Slot], list[int]]]] | None = None
+        self._flatten()
 
     def _collect(self, slots: Slots) -> None:
         for slot in reversed(slots):
@@ -118,12 +125,53 @@ class _Canon:
                     self.order.append(operand)
                     self._collect(operand.slots)
 
+    def _flatten(self) -> None:
+        """Write each operand that alone reaches the operands inside it as the plain digits of its cells.
+
+        Such an operand is read only through its cells, so two spellings of it that hold the same
+        cells become one form before any piece is cut from it (:mod:`tcpdsl.algebra.flat`).
+        """
+        for operand in self.order:
+            own = self.forms.get(operand)
+            if own is None or _flat(tuple(own)) or not self._alone_inside(operand):
+                continue
+            found = flat_form(operand.slots)
+            if found is not None:
+                own[:] = found
+                self._index = None
+                self._prune()
+
+    def _alone_inside(self, operand: Operand) -> bool:
+        """Whether no list outside ``operand`` reaches an operand inside it."""
+        inside: set[Operand] = set()
+        stack = [operand]
+        while stack:
+            for o in operands_in(tuple(self.forms[stack.pop()])):
+                if o not in inside:
+                    inside.add(o)
+                    stack.append(o)
+        within = {id(self.forms[o]) for o in [operand, *inside]}
+        return not any(o in inside for other in self._containers() if id(other) not in within
+                       for o in operands_in(tuple(other)))
+
+    def _prune(self) -> None:
+        """Forget the operands no list reaches any more."""
+        reached: set[Operand] = set()
+        stack = operands_in(tuple(self.top))
+        while stack:
+            o = stack.pop()
+            if o not in reached:
+                reached.add(o)
+                stack += operands_in(tuple(self.forms[o]))
+        for o in [o for o in self.forms if o not in reached]:
+            del self.forms[o]
+
     def run(self) -> Slots:
         changed = True
         while changed:
             changed = False
             for operand in self.order:
-                if operand in self.forms and (self._settle(operand) or self._trim(operand)):
+                if operand in self.forms and (self._settle(operand) or self._trim(operand) or self._widen(operand)):
                     self._index = None
                     changed = True
         if not self.forms:
@@ -243,7 +291,7 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        found = _trimmed(own, live, reader)
+        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader)
         if found is None:
             return False
         form, read = found
@@ -255,6 +303,58 @@ class _Canon:
         slots[i:i + 1] = read(fresh)
         slots[:] = simplify(tuple(slots))
         return True
+
+    def _widen(self, operand: Operand) -> bool:
+        """Write out a plain operand that the top slot of ``operand`` cuts, when its one piece never
+        reads up to the cut; whether anything changed.
+
+        ``((B, F) = 7, 3) / 7`` (B=2, F=4) reads values 0, 2, 4 of ``(B, F) = 7``: the cut at 7 is
+        never reached, so this reads ``(B, F, 3)`` as ``(B, F, 3 / 1) = 21 / 7`` does.
+        """
+        places = self._places(operand)
+        own = self.forms[operand]
+        if len(places) != 1 or len(places[0][1]) != 1 or not own:
+            return False
+        slots, (i,) = places[0]
+        reader, top = slots[i], own[-1]
+        live, cut_live = reader.live, top.live
+        assert isinstance(live, Composite)
+        if not isinstance(cut_live, Composite) or top.shared is not None or cut_live.stride != 1:
+            return False
+        inner = self.forms.get(cut_live.operand)
+        if inner is None or not _flat(tuple(inner)) or cut_live.count >= cut_live.operand.size:
+            return False
+        if [(id(where), at) for where, at in self._places(cut_live.operand)] != [(id(own), [len(own) - 1])]:
+            return False  # other pieces read it too
+        if reach(live, size_of(tuple(own[:-1])), top.extent) >= cut_live.count:
+            return False
+        form = simplify(tuple(own[:-1]) + tuple(inner))
+        fresh = Operand(form, operand.tag)
+        del self.forms[operand], self.forms[cut_live.operand]
+        self.forms[fresh] = list(form)
+        self.order[self.order.index(operand)] = fresh
+        slots[i] = Slot(piece(fresh, live.stride, live.count), reader.extent, reader.kind)
+        slots[:] = simplify(tuple(slots))
+        return True
+
+    def _read_whole(self, operand: Operand, own: Slots, live: Composite,
+                    reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+        """The cells the one piece of ``operand`` reads, as plain digits of an operand it reads whole.
+
+        Only the cells decide, so each spelling that reads the same cells comes to one operand;
+        that holds while no list outside the operand reaches the operands inside it.
+        """
+        if live.count == operand.size or not self._alone_inside(operand):
+            return None
+        found = read_form(own, live.stride, live.count)
+        if found is None:
+            return None
+        form, count, kind = found
+        if count < live.count and reader.padded and reader.kind != kind:
+            return None  # two kinds of padding on one piece: no slot says that
+        if count < live.count:
+            return form, lambda o: [Slot(piece(o, 1, count), reader.extent, kind)]
+        return form, lambda o: [Slot(piece(o, 1, count), reader.extent, reader.kind)]
 
     def _feeds_under_padding(self, operand: Operand, slots: Slots) -> bool:
         """Whether slots under the outermost one read operands that pieces elsewhere read too.
@@ -346,6 +446,10 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
+            and live.count <= size_of(strided):
+        # The piece reads every value of a strided operand from the start: that operand, whole.
+        return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
     if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
         # The operand's top padding that the piece reaches becomes the piece's.

@@ -43,7 +43,7 @@ class _Reader:
             elif digit >= slot.count:
                 self.events.append((here, Pad(slot.kind)))
             elif isinstance(live, Digit):
-                self.coords[live.sym] = self.coords.get(live.sym, 0) + digit * live.stride
+                self.coords[live.axis] = self.coords.get(live.axis, 0) + digit * live.stride
             elif isinstance(live, Composite):
                 self.reach(live.operand, digit * live.stride, here)
 

@@ -78,20 +78,20 @@ def _cover(want: Digit, cum: int, big: Slots, terms: list[DivideTerm], relaxed: 
     Returns the reason (a template) when a piece is missing and the division is exact.
     """
     digits = [(slot.live, at) for slot, at in zip(big, slot_strides(big))
-              if isinstance(slot.live, Digit) and slot.live.sym == want.sym]
+              if isinstance(slot.live, Digit) and slot.live.axis == want.axis]
     cur, end = want.stride, want.stride * want.count
     while cur < end:
         for d, at in digits:
             if d.stride <= cur < d.stride * d.count and cur % d.stride == 0:
                 stop = min(end, d.stride * d.count)
-                terms.append(DivideTerm(at * (cur // d.stride), cum * (cur // want.stride), -(-stop // cur), (want.sym,)))
+                terms.append(DivideTerm(at * (cur // d.stride), cum * (cur // want.stride), -(-stop // cur), (want.axis,)))
                 cur = stop
                 break
         else:
             if not relaxed:
                 if cur != want.stride:
-                    return f"digit {want.sym} (stride {cur}) of {{divisor}} is not a digit of {{dividend}}"
-                return f"{want.sym} of {{divisor}} does not occur as a digit of {{dividend}}"
+                    return f"digit {want.axis} (stride {cur}) of {{divisor}} is not a digit of {{dividend}}"
+                return f"{want.axis} of {{divisor}} does not occur as a digit of {{dividend}}"
             # skip to where a dividend digit of the axis starts again
             starts = [d.stride for d, _ in digits if cur < d.stride < end and d.stride % want.stride == 0]
             if not starts:
@@ -104,7 +104,7 @@ def _axes(slots: Slots) -> tuple[str, ...]:
     names: set[str] = set()
     for slot in slots:
         if isinstance(slot.live, Digit):
-            names.add(slot.live.sym)
+            names.add(slot.live.axis)
         elif isinstance(slot.live, Composite):
             names.update(_axes(slot.live.operand.slots))
     return tuple(sorted(names))

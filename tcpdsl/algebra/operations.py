@@ -106,8 +106,8 @@ def _unbounded(slots: Slots) -> Slots:
     tops: dict[str, int] = {}
     for slot in slots:
         if isinstance(slot.live, Digit):
-            tops[slot.live.sym] = max(tops.get(slot.live.sym, 0), slot.live.stride * slot.live.count)
-    return simplify(tuple(Slot(Digit(live.sym, tops[live.sym], live.stride, live.count), slot.extent, slot.kind)
+            tops[slot.live.axis] = max(tops.get(slot.live.axis, 0), slot.live.stride * slot.live.count)
+    return simplify(tuple(Slot(Digit(live.axis, tops[live.axis], live.stride, live.count), slot.extent, slot.kind)
                           if isinstance(live := slot.live, Digit) else slot for slot in slots))
 
 

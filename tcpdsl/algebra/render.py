@@ -93,7 +93,7 @@ class _Writer:
         if isinstance(live, Bcast):
             return _padded(Broadcast(live.c), slot)
         if isinstance(live, Digit):
-            return _padded(_cut(Symbol(live.sym, live.n), live.stride, live.count, slot.kind), slot)
+            return _padded(_cut(Symbol(live.axis, live.n), live.stride, live.count, slot.kind), slot)
         base = self.text(live.operand)
         return _as_piece(_padded(_cut(base, live.stride, live.count, slot.kind), slot), base)
 

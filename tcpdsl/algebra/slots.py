@@ -35,12 +35,33 @@ class Bcast:
 
 @dataclass(frozen=True, slots=True)
 class Digit:
-    """Digit ``d`` in ``[0, count)`` adds ``d * stride`` to axis ``sym`` (declared size ``n``)."""
+    """A digit of an axis: value ``d`` in ``[0, count)`` adds ``d * stride`` to axis ``axis`` (declared size ``n``).
 
-    sym: str
+    The one class for a digit: a slot's term, a term a layout holds (:mod:`tcpdsl.algebra.terms`,
+    which also spells it as text) and a digit the planner lays out. ``A`` is the whole axis,
+    ``B / 2`` every even element of B, ``Wp % 8192`` the first 8192 elements of Wp, ``A / 4 % 2``
+    the two values 0 and 4.
+    """
+
+    axis: str
     n: int
     stride: int
     count: int
+
+    @property
+    def top(self) -> int:
+        """The stride of the next digit up: every coordinate this digit spells is below it."""
+        return self.stride * self.count
+
+    @property
+    def whole(self) -> bool:
+        """Whether the digit spells every coordinate of its axis."""
+        return self.stride == 1 and self.count >= self.n
+
+    def within(self, other: Digit) -> bool:
+        """Whether every value of this digit is a value of ``other`` (same axis, nested range)."""
+        return (self.axis == other.axis and other.stride <= self.stride and self.top <= other.top
+                and self.stride % other.stride == 0 and other.top % self.top == 0)
 
 
 class Operand:
@@ -115,7 +136,7 @@ class Slot:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", live_count(self.live))
-        if self.kind is not TOP and self.extent <= self.count and not _spelt_padded(self.live):
+        if self.kind is not TOP and self.extent <= self.count and not spelt_padded(self.live):
             object.__setattr__(self, "kind", TOP)
 
     @property
@@ -126,7 +147,7 @@ class Slot:
 Slots = tuple[Slot, ...]
 
 
-def _spelt_padded(live: Live) -> bool:
+def spelt_padded(live: Live) -> bool:
     """Whether the text of ``live`` pads its axis or operand to a multiple of its stride first."""
     if isinstance(live, Digit):
         return live.n % live.stride != 0 and live.stride * live.count > live.n
@@ -209,7 +230,7 @@ def _with_count(live: Live, count: int) -> Live:
     if isinstance(live, Bcast):
         return Bcast(count)
     if isinstance(live, Digit):
-        return Digit(live.sym, live.n, live.stride, count)
+        return Digit(live.axis, live.n, live.stride, count)
     if isinstance(live, Composite):
         return piece(live.operand, live.stride, count)
     return None
@@ -229,7 +250,7 @@ def scale_slot(slot: Slot, s: int) -> Slot:
     live = slot.live
     kept = -(-slot.count // s)
     if isinstance(live, Digit):
-        live = Digit(live.sym, live.n, live.stride * s, kept)
+        live = Digit(live.axis, live.n, live.stride * s, kept)
     elif isinstance(live, Composite):
         live = piece(live.operand, live.stride * s, kept)
     elif isinstance(live, Bcast):
@@ -372,10 +393,10 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
     if isinstance(a, Bcast) and isinstance(b, Bcast):
         return [make(Bcast(a.c * b.c), extent, outer.kind)]
     if isinstance(a, Digit) and isinstance(b, Digit):
-        count = joined_count(a.stride, a_count, b.stride, b.count) if a.sym == b.sym else None
+        count = joined_count(a.stride, a_count, b.stride, b.count) if a.axis == b.axis else None
         if count is None or (count - 1) * a.stride >= a.n:
             return None  # not adjacent digits of one axis, or the joint digit would overshoot it
-        return [make(Digit(a.sym, a.n, a.stride, count), extent, outer.kind)]
+        return [make(Digit(a.axis, a.n, a.stride, count), extent, outer.kind)]
     if isinstance(a, Composite) and isinstance(b, Composite) and a.operand == b.operand:
         if b.count == 1:
             # A piece that only reads position 0 ranks the operand where the inner piece already

@@ -1,8 +1,8 @@
 """What a mapping holds of each axis, read from its normalized slots (docs/mapping-language.md §1.8).
 
-A :class:`Term` is one digit of one axis: it spells the coordinates ``index * stride`` for
-``index`` in ``[0, count)``. ``A`` is the whole axis, ``B / 2`` every even element of B,
-``Wp % 8192`` the first 8192 elements of Wp, ``A / 4 % 2`` the two values 0 and 4.
+A *term* is a digit of one axis (:class:`~tcpdsl.algebra.slots.Digit`) that a mapping holds:
+it spells the coordinates ``index * stride`` for ``index`` in ``[0, count)``. :func:`digit_text`
+spells it as mapping text.
 
 :func:`held` says which coordinates a mapping's live cells reach, per axis, as terms. The slots of
 a mapping in digit form make its live coordinates a product over axes, and per axis a product of
@@ -24,68 +24,39 @@ from tcpdsl.algebra.render import render_slot
 from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, joined_count, slot_strides
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
-    """Digit ``[stride, stride * count)`` of axis ``axis`` (declared size ``n``)."""
 
-    axis: str
-    n: int
-    stride: int
-    count: int
 
-    @property
-    def top(self) -> int:
-        """The stride of the next digit up: every coordinate this term spells is below it."""
-        return self.stride * self.count
-
-    @property
-    def whole(self) -> bool:
-        """Whether the term spells every coordinate of its axis."""
-        return self.stride == 1 and self.count >= self.n
-
-    def mapping(self) -> Mapping:
-        """The term as a one-digit mapping (``m["B / 2"]``)."""
-        return render_slot(Slot(Digit(self.axis, self.n, self.stride, self.count), self.count))
-
-    @property
-    def text(self) -> str:
-        """Mapping text of the term: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
-        return _text(self)
-
-    def within(self, other: Term) -> bool:
-        """Whether every digit of this term is a digit of ``other`` (same axis, nested range)."""
-        return (self.axis == other.axis and other.stride <= self.stride and self.top <= other.top
-                and self.stride % other.stride == 0 and other.top % self.top == 0)
-
-    def __str__(self) -> str:
-        return self.text
+def digit_mapping(digit: Digit) -> Mapping:
+    """The digit as a one-digit mapping (``m["B / 2"]``)."""
+    return render_slot(Slot(digit, digit.count))
 
 
 @memo(maxsize=4096)
-def _text(term: Term) -> str:
-    return term.mapping().text
+def digit_text(digit: Digit) -> str:
+    """Mapping text of the digit: ``A``, ``B / 2``, ``Wp % 8192``, ``A / 4 % 2``."""
+    return digit_mapping(digit).text
 
 
-def runs(terms: tuple[Term, ...] | list[Term]) -> tuple[Term, ...] | None:
+def runs(terms: tuple[Digit, ...] | list[Digit]) -> tuple[Digit, ...] | None:
     """The terms of one axis merged where one ends at the stride the next starts, major first;
     None when two of them overlap."""
     ordered = sorted(terms, key=lambda t: t.stride)
-    merged: list[Term] = []
+    merged: list[Digit] = []
     for term in ordered:
         if merged and term.stride < merged[-1].top:
             return None
         last = merged[-1] if merged else None
         count = None if last is None else joined_count(last.stride, last.count, term.stride, term.count)
         if last is not None and count is not None:
-            merged[-1] = Term(last.axis, last.n, last.stride, count)
+            merged[-1] = Digit(last.axis, last.n, last.stride, count)
         else:
             merged.append(term)
     return tuple(reversed(merged))
 
 
-def text_of(terms: tuple[Term, ...] | list[Term]) -> str:
+def text_of(terms: tuple[Digit, ...] | list[Digit]) -> str:
     """``"A, B / 2"``: terms as the text of a mapping with one part per term."""
-    return ", ".join(t.text for t in terms)
+    return ", ".join(digit_text(t) for t in terms)
 
 
 @dataclass(frozen=True)
@@ -101,12 +72,12 @@ class Held:
     whose live coordinates are no product of terms (they have no entry in ``terms``).
     """
 
-    terms: tuple[Term, ...]
+    terms: tuple[Digit, ...]
     sizes: dict[str, int]
     irregular: tuple[str, ...]
     composite: bool  # a composite slot hides coordinates from the digit form
 
-    def of(self, axis: str) -> tuple[Term, ...]:
+    def of(self, axis: str) -> tuple[Digit, ...]:
         """The terms of ``axis``, major first."""
         return tuple(t for t in self.terms if t.axis == axis)
 
@@ -131,17 +102,17 @@ def _held_cached(key: StructKey) -> Held:
     for slot in slots:
         live = slot.live
         if isinstance(live, Digit):
-            digits.setdefault(live.sym, []).append(live)
+            digits.setdefault(live.axis, []).append(live)
         elif isinstance(live, Composite):
             hidden |= _axes_of(live.operand.slots)
-    terms: list[Term] = []
+    terms: list[Digit] = []
     irregular: list[str] = []
     for axis in mapping.axes:
         if axis in hidden:
             irregular.append(axis)
             continue
         if sizes[axis] == 1:
-            terms.append(Term(axis, 1, 1, 1))
+            terms.append(Digit(axis, 1, 1, 1))
             continue
         found = _axis_terms(axis, sizes[axis], digits.get(axis, []), shared_limits(slots, axis))
         if found is None:
@@ -151,7 +122,7 @@ def _held_cached(key: StructKey) -> Held:
     return Held(tuple(terms), sizes, tuple(irregular), bool(hidden))
 
 
-def logical_terms(mapping: Mapping) -> tuple[Term, ...]:
+def logical_terms(mapping: Mapping) -> tuple[Digit, ...]:
     """The dimensions of the logical view of data laid out through ``mapping``, in order.
 
     This is what a stage result's ``to_tensor()`` holds, one array dimension per term:
@@ -173,10 +144,10 @@ def logical_terms(mapping: Mapping) -> tuple[Term, ...]:
     if not found.irregular:
         return found.terms
     sizes = found.sizes
-    out: list[Term] = []
+    out: list[Digit] = []
     for axis in mapping.axes:
         if axis in found.irregular:
-            out.append(Term(axis, sizes[axis], 1, sizes[axis]))
+            out.append(Digit(axis, sizes[axis], 1, sizes[axis]))
         else:
             out.extend(found.of(axis))
     return tuple(out)
@@ -187,7 +158,7 @@ def _axes_of(slots: Slots) -> set[str]:
     for slot in slots:
         live = slot.live
         if isinstance(live, Digit):
-            out.add(live.sym)
+            out.add(live.axis)
         elif isinstance(live, Composite):
             out |= _axes_of(live.operand.slots)
     return out
@@ -200,7 +171,7 @@ def shared_limits(slots: Slots, axis: str) -> list[tuple[int, int, list[Digit]]]
     found: dict[tuple[Operand, int], list[Digit]] = {}
     for slot in slots:
         live = slot.live
-        if slot.shared is None or not isinstance(live, Digit) or live.sym != axis:
+        if slot.shared is None or not isinstance(live, Digit) or live.axis != axis:
             continue
         operand, position = slot.shared.operand, slot.shared.stride
         for index, (below, part) in enumerate(zip(slot_strides(operand.slots), operand.slots)):
@@ -215,9 +186,9 @@ def shared_limits(slots: Slots, axis: str) -> list[tuple[int, int, list[Digit]]]
 
 
 def _axis_terms(axis: str, n: int, digits: list[Digit],
-                limits: list[tuple[int, int, list[Digit]]]) -> tuple[Term, ...] | None:
+                limits: list[tuple[int, int, list[Digit]]]) -> tuple[Digit, ...] | None:
     """The terms of one axis's digits, or None when its live coordinates are no product of terms."""
-    merged = runs([Term(axis, n, d.stride, d.count) for d in digits])
+    merged = runs([Digit(axis, n, d.stride, d.count) for d in digits])
     if merged is None:
         return None
     found = list(merged)
@@ -229,14 +200,14 @@ def _axis_terms(axis: str, n: int, digits: list[Digit],
     # A coordinate at or past the axis size reads as padding: the top term keeps what stays below.
     if found:
         top = found[0]
-        found[0] = Term(axis, n, top.stride, min(top.count, -(-n // top.stride)))
+        found[0] = Digit(axis, n, top.stride, min(top.count, -(-n // top.stride)))
     if sum((t.count - 1) * t.stride for t in found) >= n:
         return None
     return tuple(t for t in found if t.count > 1)
 
 
-def _apply_limit(found: list[Term], digits: list[Digit], pool: list[Digit], base: int,
-                 limit: int) -> list[Term] | None:
+def _apply_limit(found: list[Digit], digits: list[Digit], pool: list[Digit], base: int,
+                 limit: int) -> list[Digit] | None:
     """``found`` with the padding of a shared operand digit taken out, or None when it is no cut of one term.
 
     The digits ``pool`` cut from that operand digit (docs/mapping-language.md §1.8) read as padding
@@ -256,7 +227,7 @@ def _apply_limit(found: list[Term], digits: list[Digit], pool: list[Digit], base
         return None
     keep = low // term.stride * -(-limit * base // low)
     out = list(found)
-    out[index] = Term(term.axis, term.n, term.stride, min(term.count, keep))
+    out[index] = Digit(term.axis, term.n, term.stride, min(term.count, keep))
     return out
 
 
@@ -264,10 +235,10 @@ class NotATerm(ValueError):
     """A mapping part that is no single digit of one axis (the caller turns it into its own error)."""
 
 
-def term_of(part: Mapping) -> Term:
+def term_of(part: Mapping) -> Digit:
     """The one digit ``part`` spells (``B / 2``, ``Wp % 8192``), or :class:`NotATerm`."""
     if isinstance(part, Symbol) and part.n == 1:
-        return Term(part.name, 1, 1, 1)
+        return Digit(part.name, 1, 1, 1)
     slots = slots_of(part)
     if len(slots) != 1:
         raise NotATerm(part.text)
@@ -275,7 +246,7 @@ def term_of(part: Mapping) -> Term:
     live = slot.live
     if not isinstance(live, Digit) or slot.padded:
         raise NotATerm(part.text)
-    found = _axis_terms(live.sym, live.n, [live], [])
+    found = _axis_terms(live.axis, live.n, [live], [])
     if found is None or len(found) != 1 or found[0].count != live.count:
         raise NotATerm(part.text)
     return found[0]

@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Bcast, Mapping, Term, held
+from tcpdsl.algebra import Bcast, Mapping, Digit, held
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.chain import Chain, Operand
 
 Array = npt.NDArray[Any]
-Digit = tuple[str, int]  # (axis, stride): one digit of the common refinement
+Place = tuple[str, int]  # (axis, stride): one digit of the common refinement
 STAGE = "oracle"
 
 
@@ -45,7 +45,7 @@ class _Side:
     """One operand as an array over its terms."""
 
     values: Array
-    terms: tuple[Term, ...]
+    terms: tuple[Digit, ...]
 
 
 def _side(operand: Operand) -> _Side:
@@ -53,17 +53,17 @@ def _side(operand: Operand) -> _Side:
         return _Side(np.asarray(operand.tensor.values), operand.tensor.terms)
     sizes = operand.mapping.axis_sizes()
     values = np.asarray(operand.values)
-    return _Side(values, tuple(Term(a, sizes[a], 1, n) for a, n in zip(operand.axes, values.shape)))
+    return _Side(values, tuple(Digit(a, sizes[a], 1, n) for a, n in zip(operand.axes, values.shape)))
 
 
-def _terms(mapping: Mapping) -> tuple[Term, ...]:
+def _terms(mapping: Mapping) -> tuple[Digit, ...]:
     found = held(mapping)
     if found.irregular:
         raise no_oracle(f"the layout {mapping} holds a part of {', '.join(found.irregular)} that is no set of digits")
     return found.terms
 
 
-def _refine(lists: Sequence[Sequence[Term]]) -> dict[str, list[int]]:
+def _refine(lists: Sequence[Sequence[Digit]]) -> dict[str, list[int]]:
     cuts: dict[str, set[int]] = {}
     for terms in lists:
         for t in terms:
@@ -77,9 +77,9 @@ def _refine(lists: Sequence[Sequence[Term]]) -> dict[str, list[int]]:
     return out
 
 
-def _split(terms: Sequence[Term], cuts: dict[str, list[int]]) -> list[tuple[Digit, int]]:
+def _split(terms: Sequence[Digit], cuts: dict[str, list[int]]) -> list[tuple[Place, int]]:
     """Each term's digits at the cuts, major first: ``((axis, stride), count)``."""
-    out: list[tuple[Digit, int]] = []
+    out: list[tuple[Place, int]] = []
     for t in terms:
         inner = [c for c in cuts[t.axis] if t.stride <= c <= t.top]
         out.extend(((t.axis, low), high // low) for low, high in reversed(list(zip(inner, inner[1:]))))
@@ -96,7 +96,7 @@ def _anonymous_multiplicity(pre_reduce: Mapping, out: Mapping) -> int:
     return math.prod(left)
 
 
-def expected(chain: Chain, magnitude: bool = False) -> tuple[Array, tuple[Term, ...]]:
+def expected(chain: Chain, magnitude: bool = False) -> tuple[Array, tuple[Digit, ...]]:
     """The oracle's result of ``chain`` over the terms of its final layout (``magnitude`` sums
     ``|stream| * |weight|``, the scale a float error is relative to)."""
     stream, weight = _side(chain.stream), _side(chain.weight)
@@ -109,10 +109,10 @@ def expected(chain: Chain, magnitude: bool = False) -> tuple[Array, tuple[Term, 
     final_digits = _split(final_terms, cuts)
     in_final = {d for d, _ in final_digits}
     output = in_pre & in_kept & in_final
-    labels: dict[Digit, int] = {}
+    labels: dict[Place, int] = {}
     operands: list[Array] = []
     subscripts: list[list[int]] = []
-    held_by_operand: set[Digit] = set()
+    held_by_operand: set[Place] = set()
     for side in (stream, weight):
         digits = _split(side.terms, cuts)
         array = side.values.reshape([count for _, count in digits]) if digits else side.values.reshape(())

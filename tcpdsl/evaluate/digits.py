@@ -40,7 +40,7 @@ def _digit_ranges(slots: tuple[Slot, ...]) -> list[int | None]:
             out.append(None)
             continue
         above = [o.live.stride for o in slots
-                 if isinstance(o.live, Digit) and o.live.sym == live.sym and o.live.stride > live.stride]
+                 if isinstance(o.live, Digit) and o.live.axis == live.axis and o.live.stride > live.stride]
         out.append(min(above) // live.stride if above else None)
     return out
 
@@ -70,7 +70,7 @@ def address(mapping: Mapping, coords: dict[str, IntArray], count: int,
         if isinstance(item, Composite):
             raise composite_error(mapping)
         if isinstance(item, Digit):
-            digit = coords.get(item.sym, zero) // item.stride
+            digit = coords.get(item.axis, zero) // item.stride
             if gap is not None:
                 digit = digit % gap
         elif isinstance(item, Bcast) and broadcast is not None and index in broadcast:
@@ -99,7 +99,7 @@ def raw_coordinates(mapping: Mapping) -> tuple[dict[str, IntArray], BoolArray, B
         digit = (position // stride) % slot.extent
         live = slot.live
         if isinstance(live, Digit):
-            raw[live.sym] = raw.get(live.sym, np.zeros(size, dtype=np.int64)) + digit * live.stride
+            raw[live.axis] = raw.get(live.axis, np.zeros(size, dtype=np.int64)) + digit * live.stride
         elif slot.padded:
             padded = digit >= slot.count
             free_pad |= padded
@@ -144,7 +144,7 @@ class DigitChain:
 
     def cover(self, digit: Digit) -> list[int]:
         """The chain digits one mapping digit spans."""
-        b = self.bounds[digit.sym]
+        b = self.bounds[digit.axis]
         low, high = digit.stride, digit.stride * digit.count
         return [j for j in range(len(b) - 1) if low <= b[j] < high]
 
@@ -161,7 +161,7 @@ def refine(mappings: list[tuple[Slot, ...]]) -> DigitChain | None:
             if isinstance(live, Digit):
                 if slot.shared is not None:
                     return None
-                cuts.setdefault(live.sym, {1}).update({live.stride, live.stride * live.count})
+                cuts.setdefault(live.axis, {1}).update({live.stride, live.stride * live.count})
     bounds: dict[str, list[int]] = {}
     for sym, values in cuts.items():
         ordered = sorted(values)
@@ -178,7 +178,7 @@ def covered(chain: DigitChain, slots: tuple[Slot, ...]) -> set[tuple[str, int]] 
         live = slot.live
         if isinstance(live, Digit):
             for j in chain.cover(live):
-                if (live.sym, j) in out:
+                if (live.axis, j) in out:
                     return None
-                out.add((live.sym, j))
+                out.add((live.axis, j))
     return out

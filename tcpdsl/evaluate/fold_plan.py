@@ -171,8 +171,8 @@ def plan_fold(lhs_axes: tuple[str, ...], lhs_shape: tuple[int, ...], lhs_map: St
     else:
         # Output digits in the order the mapping lays them out (outermost first), so the final
         # layout is a near-contiguous copy.
-        order = [(live.sym, j) for slot in reversed(laid_out_as.node.slots())
-                 if isinstance(live := slot.live, Digit) and live.sym in chain.bounds
+        order = [(live.axis, j) for slot in reversed(laid_out_as.node.slots())
+                 if isinstance(live := slot.live, Digit) and live.axis in chain.bounds
                  for j in reversed(chain.cover(live))]
         order += sorted(kept - set(order))
     keep = tuple(d for d in dict.fromkeys(order) if d in present and d in kept)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Bcast, Digit, Mapping, Term
+from tcpdsl.algebra import Bcast, Digit, Mapping
 from tcpdsl.evaluate.digits import DigitChain
 from tcpdsl.numerics.placement import plan
 
@@ -45,12 +45,12 @@ class Folded:
         for slot in reversed(slots):
             live = slot.live
             if isinstance(live, Digit):
-                if slot.shared is not None or live.sym not in self.chain.bounds:
+                if slot.shared is not None or live.axis not in self.chain.bounds:
                     return None
                 span = self.chain.cover(live)
-                if math.prod(self.chain.radix(live.sym, j) for j in span) != live.count:
+                if math.prod(self.chain.radix(live.axis, j) for j in span) != live.count:
                     return None
-                entries.extend((live.sym, j) for j in reversed(span))
+                entries.extend((live.axis, j) for j in reversed(span))
                 groups.append(len(span))
             elif isinstance(live, Bcast):
                 entries.append(live.c)
@@ -136,7 +136,7 @@ class LogicalRead:
         return out if out.flags.writeable else out.copy()
 
 
-def logical_read(dims: tuple[tuple[str, int], ...], chain: DigitChain, terms: tuple[Term, ...]) -> LogicalRead:
+def logical_read(dims: tuple[tuple[str, int], ...], chain: DigitChain, terms: tuple[Digit, ...]) -> LogicalRead:
     """How to read a fold over the chain digits ``dims`` with one dimension per term: index ``j``
     of term ``t`` is coordinate ``j * t.stride`` of its axis
     (:func:`~tcpdsl.algebra.terms.logical_terms`).
@@ -168,7 +168,7 @@ def logical_read(dims: tuple[tuple[str, int], ...], chain: DigitChain, terms: tu
     return LogicalRead(index, tuple(order), tuple(shape), tuple(full), tuple(term.count for term in terms))
 
 
-def _span(chain: DigitChain, term: Term) -> list[int]:
+def _span(chain: DigitChain, term: Digit) -> list[int]:
     """The chain digits of ``term``, innermost first."""
     bounds = chain.bounds.get(term.axis)
     if bounds is None:
@@ -176,7 +176,7 @@ def _span(chain: DigitChain, term: Term) -> list[int]:
     return [j for j in range(len(bounds) - 1) if term.stride <= bounds[j] < term.top]
 
 
-def lines_up(chain: DigitChain, terms: tuple[Term, ...]) -> bool:
+def lines_up(chain: DigitChain, terms: tuple[Digit, ...]) -> bool:
     """Whether every term starts and ends on a digit boundary of the chain (or its axis is one the
     chain does not cut), so that :func:`logical_read` can read it."""
     for term in terms:

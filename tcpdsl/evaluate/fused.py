@@ -24,7 +24,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, StructKey, Term, held, logical_terms, slot_strides
+from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
@@ -138,7 +138,7 @@ class _ChainPlan:
     pre_reduce: Mapping
     out: Mapping
     target: Mapping
-    terms: tuple[Term, ...]  # the dimensions of the logical result
+    terms: tuple[Digit, ...]  # the dimensions of the logical result
     read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
 
 

@@ -235,7 +235,7 @@ def _time_targets(source: Mapping, target: Mapping) -> tuple[IntArray, BoolArray
         digits.append(digit)
         live = slot.live
         if isinstance(live, Digit):
-            raw[live.sym] = raw.get(live.sym, np.zeros(size, dtype=np.int64)) + digit * live.stride
+            raw[live.axis] = raw.get(live.axis, np.zeros(size, dtype=np.int64)) + digit * live.stride
         elif live is None or isinstance(live, Bcast):
             valid &= digit < slot.count
     pairing = match_broadcasts(slots, target.slots())

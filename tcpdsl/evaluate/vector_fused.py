@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
 from tcpdsl.numerics.transfer import to_physical
@@ -23,7 +23,7 @@ from tcpdsl.numerics.vector_ops import reduce_fold
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
-Stream = tuple[Array, tuple[Term, ...]]
+Stream = tuple[Array, tuple[Digit, ...]]
 
 
 def logical(chain: VectorChain, name: str) -> Array:
@@ -58,7 +58,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     return values
 
 
-def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None, name: str) -> Array:
+def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
@@ -67,7 +67,7 @@ def _read(operand: OperandValue, terms: tuple[Term, ...], stash: Stream | None, 
     return rearrange(stash[0], stash[1], terms)
 
 
-def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], coords: dict[str, Array]) -> Array:
+def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Array]) -> Array:
     """The VRF's value for each stream element whose coordinates are ``coords``: the VRF cell whose every
     term the element's coordinate digits name (docs/stage-rules.md §6.3); axes the VRF lacks broadcast."""
     zero = np.zeros((), dtype=np.int64)
@@ -76,7 +76,7 @@ def broadcast_vrf(vrf: Array, vrf_terms: tuple[Term, ...], coords: dict[str, Arr
     return np.asarray(vrf[tuple(np.broadcast_to(i, shape) for i in index)] if index else vrf)
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Term, ...]) -> Array:
+def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...]) -> Array:
     """Fold away the terms the step's layout no longer holds; broadcast over the ones it adds."""
     after = step.terms
     kept_axes = set(axes_of(after))

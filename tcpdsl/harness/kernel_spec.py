@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from tcpdsl.algebra import Mapping, Term, held, pairs, runs
+from tcpdsl.algebra import Mapping, Digit, digit_text, held, pairs, runs
 from tcpdsl.errors import TcpError
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology, TuContext
@@ -58,12 +58,12 @@ class TensorParam:
     name: str
     hint: type
     spec: Spec
-    terms: tuple[Term, ...]  # what its data holds, one dimension per term (see the module docstring)
+    terms: tuple[Digit, ...]  # what its data holds, one dimension per term (see the module docstring)
 
     @property
     def axes(self) -> tuple[str, ...]:
         """The dimensions of its logical data, as :attr:`Tensor.axes` names them."""
-        return tuple(t.axis if t.whole else t.text for t in self.terms)
+        return tuple(t.axis if t.whole else digit_text(t) for t in self.terms)
 
     @property
     def sizes(self) -> dict[str, int]:
@@ -136,14 +136,14 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
     return TensorParam(name, hint, spec, found.terms)
 
 
-def _coordinates(terms: tuple[Term, ...]) -> set[int]:
+def _coordinates(terms: tuple[Digit, ...]) -> set[int]:
     out = {0}
     for t in terms:
         out = {v + k * t.stride for v in out for k in range(t.count)}
     return out
 
 
-def _spells_fewer(mine: tuple[Term, ...], theirs: tuple[Term, ...]) -> bool:
+def _spells_fewer(mine: tuple[Digit, ...], theirs: tuple[Digit, ...]) -> bool:
     """Whether the coordinates that the digits ``mine`` of one axis spell are a proper part of those
     ``theirs`` spell.
 

@@ -20,7 +20,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Term
+from tcpdsl.algebra import Mapping, Digit, digit_text
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
@@ -119,7 +119,7 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         actual_tensor = result.to_tensor()
         expected, terms = chain_oracle.expected(result.chain)
         if terms != actual_tensor.terms:
-            raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+            raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(digit_text(t) for t in terms)}")
         exact = np.asarray(actual_tensor.values).dtype.kind in "iu"
         scale = expected if exact else chain_oracle.expected(result.chain, magnitude=True)[0]
         return _compare(actual_tensor, expected, scale)
@@ -151,13 +151,13 @@ def _check_flow(result: object, flow: Flow) -> OracleCheck:
     expected, terms, scale, exact = _flow_expected(flow)
     actual_tensor = result.to_tensor()  # type: ignore[attr-defined]
     if not same_digits(terms, actual_tensor.terms):
-        raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(t.text for t in terms)}")
+        raise chain_oracle.no_oracle(f"the result holds {actual_tensor.axes}, the oracle {tuple(digit_text(t) for t in terms)}")
     expected = np.array(rearrange(expected, terms, actual_tensor.terms))
     scale = np.array(rearrange(scale, terms, actual_tensor.terms))
     return _compare(actual_tensor, expected, scale)
 
 
-def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
+def _flow_expected(flow: Flow) -> tuple[Array, tuple[Digit, ...], Array, bool]:
     """The values a flow's last position holds, over the terms of its origin, with the scale of their error."""
     root = flow.root
     if isinstance(root.source, Chain):
@@ -197,7 +197,7 @@ def _laid(flow: Flow) -> tuple[Array, Array, bool]:
     return out[0], out[1], exact
 
 
-def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Term, ...]) -> tuple[Array, Array, bool]:
+def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Digit, ...]) -> tuple[Array, Array, bool]:
     """The expected values over ``terms`` of a window of a tensor, or of a tensor after a write into a window:
     Element cell ``p`` of the window is cell ``p + offset`` of the tensor."""
     values, scale, exact = _laid(source.parent)

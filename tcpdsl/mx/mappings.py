@@ -136,7 +136,7 @@ def _decode(mapping: Mapping) -> tuple[dict[str, npt.NDArray[np.int64]], npt.NDA
             return None
         digit = np.arange(slot.extent, dtype=np.int64).reshape([-1 if d == ndim - 1 - index else 1 for d in range(ndim)])
         if isinstance(slot.live, AlgebraDigit):
-            coords[slot.live.sym] = coords.get(slot.live.sym, np.zeros(1, np.int64)) + digit * slot.live.stride
+            coords[slot.live.axis] = coords.get(slot.live.axis, np.zeros(1, np.int64)) + digit * slot.live.stride
         if slot.shared is not None:
             operand = slot.shared.operand
             shared[operand] = shared.get(operand, np.zeros(1, np.int64)) + digit * slot.shared.stride

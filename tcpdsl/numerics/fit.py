@@ -13,32 +13,32 @@ from typing import Final
 
 import numpy as np
 
-from tcpdsl.algebra import Digit, Held, Mapping, StructKey, Term, held, runs, shared_limits, text_of
+from tcpdsl.algebra import Digit, Held, Mapping, StructKey, digit_text, held, runs, shared_limits, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import axes_of
 
 
-def _digit_set(terms: tuple[Term, ...], cuts: list[int]) -> set[int]:
+def _digit_set(terms: tuple[Digit, ...], cuts: list[int]) -> set[int]:
     """The digits (by low boundary) of ``cuts`` that ``terms`` cover."""
     return {low for low in cuts[:-1] for t in terms if t.stride <= low < t.top}
 
 
-def difference(have: tuple[Term, ...], other: tuple[Term, ...]) -> tuple[Term, ...]:
+def difference(have: tuple[Digit, ...], other: tuple[Digit, ...]) -> tuple[Digit, ...]:
     """The digits of ``have`` (one axis) that ``other`` lacks, as merged terms, major first."""
     if not have:
         return ()
     axis, n = have[0].axis, have[0].n
     cuts = sorted({b for t in (*have, *other) for b in (t.stride, t.top)})
     lacking = _digit_set(have, cuts) - _digit_set(other, cuts)
-    pieces = [Term(axis, n, low, cuts[cuts.index(low) + 1] // low) for low in sorted(lacking)]
+    pieces = [Digit(axis, n, low, cuts[cuts.index(low) + 1] // low) for low in sorted(lacking)]
     return runs(pieces) or tuple(pieces)
 
 
-def _tile_hint(extra: dict[str, tuple[Term, ...]]) -> str:
+def _tile_hint(extra: dict[str, tuple[Digit, ...]]) -> str:
     """``t.tile(m["Wp / 8192"], i)``: the tile that leaves out the digits the layout lacks."""
-    return "t" + "".join(f".tile(m[\"{t.text}\"], i)" for terms in extra.values() for t in terms)
+    return "t" + "".join(f".tile(m[\"{digit_text(t)}\"], i)" for terms in extra.values() for t in terms)
 
 
 def _mapping_hint(tensor: Tensor, layout: Held) -> str:
@@ -115,7 +115,7 @@ def _reaches_all(full: Mapping, axis: str, n: int) -> bool:
     """Whether the live cells of ``full`` reach every coordinate of ``axis``, for an axis whose
     coordinates are no product of digits: the combinations of that axis's own digits are walked
     (the other slots do not change which of its coordinates are live)."""
-    digits = [s.live for s in full.slots() if isinstance(s.live, Digit) and s.live.sym == axis]
+    digits = [s.live for s in full.slots() if isinstance(s.live, Digit) and s.live.axis == axis]
     ndim = len(digits)
     values = [np.arange(d.count, dtype=np.int64).reshape([-1 if k == i else 1 for k in range(ndim)])
               for i, d in enumerate(digits)]
@@ -138,7 +138,7 @@ def _check_whole(tensor: Tensor, full: Mapping, layout: Held, stage: str) -> Non
     partly = [a for a in partly if a not in irregular]
     if not partly:
         return
-    extra = {a: difference((Term(a, tensor.sizes[a], 1, tensor.sizes[a]),), layout.of(a)) for a in partly}
+    extra = {a: difference((Digit(a, tensor.sizes[a], 1, tensor.sizes[a]),), layout.of(a)) for a in partly}
     hint = f"{_COVER_HINT}; or lay out one tile, {_tile_hint(extra)}, or a tensor over what the layout holds, {_mapping_hint(tensor, layout)}"
     raise _not_covered(tensor, full, stage, hint)
 
@@ -151,8 +151,8 @@ def _check_partial(tensor: Tensor, full: Mapping, layout: Held, stage: str) -> N
                 f"the layout {full} holds a part of {axis} that is no set of digits, so it cannot hold the tensor {tensor!r}",
                 hint="pad and split the axis so that each digit is whole (e.g. A # 48 / 16, A # 48 % 16)",
             )
-    extra: dict[str, tuple[Term, ...]] = {}
-    missing: dict[str, tuple[Term, ...]] = {}
+    extra: dict[str, tuple[Digit, ...]] = {}
+    missing: dict[str, tuple[Digit, ...]] = {}
     for axis in axes_of(tensor.terms):
         mine = tuple(t for t in tensor.terms if t.axis == axis)
         theirs = layout.of(axis)
@@ -169,7 +169,7 @@ def _check_partial(tensor: Tensor, full: Mapping, layout: Held, stage: str) -> N
         )
     if missing:
         digits = "; ".join(f"{text_of(terms)} of {axis}" for axis, terms in missing.items())
-        fixed = "".join(f" (it fixes {term.text} = {value})" for term, value in tensor.fixed_terms
+        fixed = "".join(f" (it fixes {digit_text(term)} = {value})" for term, value in tensor.fixed_terms
                         if any(term.within(t) or t.within(term) for ts in missing.values() for t in ts))
         raise LayoutError(
             stage, "DigitNotInTensor",

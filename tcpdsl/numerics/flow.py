@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Term
+from tcpdsl.algebra import Mapping, Digit
 from tcpdsl.numerics.term_arrays import Fixed
 
 Array = npt.NDArray[Any]
@@ -37,7 +37,7 @@ class Root:
 
     mapping: Mapping
     dtype: str
-    terms: tuple[Term, ...]
+    terms: tuple[Digit, ...]
     fixed: tuple[Fixed, ...]
     logical: Callable[[str], Array] = field(repr=False)
     physical: Callable[[str], Buffer] | None = field(default=None, repr=False)

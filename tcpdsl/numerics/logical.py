@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Term, parts_of, runs, term_of, text_of
+from tcpdsl.algebra import Axis, Mapping, NotATerm, Symbol, Digit, digit_text, parts_of, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics import tiles
@@ -51,9 +51,9 @@ def caller_axis_sizes(names: tuple[str, ...]) -> dict[str, int]:
     return found
 
 
-def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Term, ...]:
+def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Digit, ...]:
     """One term per top-level part of ``mapping`` (``m["A, B / 2"]``), checked to overlap nowhere."""
-    terms: list[Term] = []
+    terms: list[Digit] = []
     for part in parts_of(mapping):
         try:
             terms.append(term_of(part))
@@ -69,7 +69,7 @@ def terms_of_mapping(mapping: Mapping, stage: str = STAGE) -> tuple[Term, ...]:
     return tuple(terms)
 
 
-def _check_unpadded(mapping: Mapping, terms: list[Term], stage: str) -> None:
+def _check_unpadded(mapping: Mapping, terms: list[Digit], stage: str) -> None:
     """Refuse digits that spell coordinates past the axis's size: a logical tensor holds data, and
     padding belongs to layouts (docs/tensors.md)."""
     last = sum((t.count - 1) * t.stride for t in terms)
@@ -100,7 +100,7 @@ def _read_array(array: npt.ArrayLike) -> npt.NDArray[np.generic]:
 
 def _whole_terms(
     names: tuple[str, ...], sizes: MappingABC[str, int] | None, carried: dict[str, int]
-) -> tuple[Term, ...]:
+) -> tuple[Digit, ...]:
     """One whole-axis term per name; ``carried`` are the sizes of the axes passed as objects."""
     if sizes is not None and not isinstance(sizes, dict) and not isinstance(sizes, MappingABC):  # dict: no ABC check
         raise LayoutError(
@@ -124,9 +124,9 @@ def _whole_terms(
 
 
 @lru_cache(maxsize=1024)
-def _whole(name: str, size: int) -> Term:
+def _whole(name: str, size: int) -> Digit:
     """The term of all of axis ``name``: terms are values, so one is shared by every tensor over it."""
-    return Term(name, size, 1, size)
+    return Digit(name, size, 1, size)
 
 
 class Tensor:
@@ -160,23 +160,23 @@ class Tensor:
         values = _read_array(array)
         expected = tuple(t.count for t in terms)
         if values.shape != expected:
-            declared = ", ".join(f"{t.text}={t.count}" for t in terms)
+            declared = ", ".join(f"{digit_text(t)}={t.count}" for t in terms)
             raise LayoutError(
                 STAGE,
                 "ShapeMismatch",
-                f"an array of shape {values.shape} does not match the axes {' '.join(t.text for t in terms)} ({declared})",
+                f"an array of shape {values.shape} does not match the axes {' '.join(digit_text(t) for t in terms)} ({declared})",
                 hint="pass the axes in the array's dimension order, or reshape the array",
             )
         self._set(values, terms, ())
 
-    def _set(self, values: npt.NDArray[np.generic], terms: tuple[Term, ...], fixed: tuple[Fixed, ...]) -> None:
+    def _set(self, values: npt.NDArray[np.generic], terms: tuple[Digit, ...], fixed: tuple[Fixed, ...]) -> None:
         self._values = values
         self._terms = terms
         self._fixed = fixed
-        self._axes = tuple(t.axis if t.whole else t.text for t in terms)
+        self._axes = tuple(t.axis if t.whole else digit_text(t) for t in terms)
 
     @classmethod
-    def of_terms(cls, values: npt.NDArray[np.generic], terms: tuple[Term, ...], fixed: tuple[Fixed, ...] = ()) -> Tensor:
+    def of_terms(cls, values: npt.NDArray[np.generic], terms: tuple[Digit, ...], fixed: tuple[Fixed, ...] = ()) -> Tensor:
         """A tensor over ``terms`` (one per dimension of ``values``) fixing ``fixed``; no checks."""
         out = object.__new__(cls)
         out._set(values, terms, fixed)
@@ -192,14 +192,14 @@ class Tensor:
         return self._axes
 
     @property
-    def terms(self) -> tuple[Term, ...]:
+    def terms(self) -> tuple[Digit, ...]:
         """The term each dimension holds."""
         return self._terms
 
     @property
     def fixed(self) -> dict[str, int]:
         """The digits this tile fixes and their values, e.g. ``{"Wp / 8192": 3}``."""
-        return {term.text: value for term, value in self._fixed}
+        return {digit_text(term): value for term, value in self._fixed}
 
     @property
     def fixed_terms(self) -> tuple[Fixed, ...]:
@@ -242,7 +242,7 @@ class Tensor:
         target = self._target(axes)
         return np.array(rearrange(self._values, self._terms, target), copy=True)
 
-    def _target(self, axes: object) -> tuple[Term, ...]:
+    def _target(self, axes: object) -> tuple[Digit, ...]:
         if isinstance(axes, Mapping):
             target = terms_of_mapping(axes)
             if not same_digits(target, self._terms):
@@ -262,7 +262,7 @@ class Tensor:
                 f"to_numpy({' '.join(names)!r}) must name exactly the axes {' '.join(self._axes)}",
                 hint=f"use an order of {' '.join(self._axes)}",
             )
-        out: list[Term] = []
+        out: list[Digit] = []
         for name in names:
             merged = runs([t for t in self._terms if t.axis == name]) or ()
             if len(merged) != 1:
@@ -277,7 +277,7 @@ class Tensor:
             term = partial[0]
             raise LayoutError(
                 STAGE, "PartialAxis",
-                f"to_numpy({' '.join(names)!r}) names {term.axis}, but {self!r} holds only {term.text} of it "
+                f"to_numpy({' '.join(names)!r}) names {term.axis}, but {self!r} holds only {digit_text(term)} of it "
                 f"({term.count} of its {term.n} coordinates)",
                 hint=f"name the digits: to_numpy(m[\"{text_of(tuple(out))}\"])",
             )
@@ -309,6 +309,6 @@ class Tensor:
 
     def __repr__(self) -> str:
         dims = " ".join(f"{a if ' ' not in a else f'[{a}]'}={n}" for a, n in zip(self._axes, self._values.shape))
-        fixed = "".join(f" | {term.text} = {value}" for term, value in self._fixed)
+        fixed = "".join(f" | {digit_text(term)} = {value}" for term, value in self._fixed)
         return f"Tensor[{dims}{fixed}]({self._values.dtype})"
 

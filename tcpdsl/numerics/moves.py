@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, PaddingKind, Term
+from tcpdsl.algebra import Mapping, PaddingKind, Digit
 from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -33,7 +33,7 @@ def convert(values: Array, frm: str, to: str) -> Array:
     return cast(widen(values, frm), to)
 
 
-def lay_out(values: Array, terms: tuple[Term, ...], mapping: Mapping, dtype: str) -> Buffer:
+def lay_out(values: Array, terms: tuple[Digit, ...], mapping: Mapping, dtype: str) -> Buffer:
     """Logical values over ``terms`` laid out on ``mapping``: Top and Bottom padding poisoned, Zero padding 0."""
     held, axes = coordinate_array(values, terms)
     buffer = to_physical(held, axes, mapping, fill=poison(dtype), zero_fill=0)
@@ -41,7 +41,7 @@ def lay_out(values: Array, terms: tuple[Term, ...], mapping: Mapping, dtype: str
     return buffer, (defined == 0).astype(np.uint8)
 
 
-def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Term, ...], dtype: str) -> Buffer:
+def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:
     """The buffer over ``src`` moved onto ``dst`` by logical coordinates (the elements over ``terms``).
 
     Elements that ``src`` does not hold, or holds poisoned, arrive poisoned.

@@ -155,7 +155,7 @@ def _plan_from_slots(mapping: Mapping, slots: tuple[Slot, ...]) -> Plan:
     for index, (slot, dim, digit) in enumerate(zip(slots, dims, digits, strict=True)):
         live = slot.live
         if isinstance(live, Digit):
-            terms.setdefault(live.sym, []).append((dim, digit * live.stride))
+            terms.setdefault(live.axis, []).append((dim, digit * live.stride))
         if slot.shared is not None:
             _, position = shared.get(slot.shared.operand, (index, np.zeros([1] * ndim, dtype=np.int64)))
             shared[slot.shared.operand] = (index, position + _along(digit * slot.shared.stride, dim, ndim))

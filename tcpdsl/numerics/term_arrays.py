@@ -1,4 +1,4 @@
-"""Arrays whose dimensions are terms (:class:`~tcpdsl.algebra.terms.Term`): regrouping and coordinates.
+"""Arrays whose dimensions are terms (:class:`~tcpdsl.algebra.terms.Digit`): regrouping and coordinates.
 
 A logical tensor stores one array dimension per term it holds. Two term lists that hold the same
 digits of every axis describe the same elements in another grouping: :func:`rearrange` moves the
@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Term, runs
+from tcpdsl.algebra import Digit, runs
 
 Array = npt.NDArray[Any]
 IntArray = npt.NDArray[np.int64]
@@ -23,21 +23,21 @@ IntArray = npt.NDArray[np.int64]
 STAGE: Final = "Tensor"  # the stage errors about logical tensors and their tiles name
 TERM_HINT: Final = "a dimension is an axis or one digit of it, such as A, B / 2, Wp % 8192 or A / 4 % 2"
 
-Fixed = tuple[Term, int]  # a digit a tile fixes, and its value
+Fixed = tuple[Digit, int]  # a digit a tile fixes, and its value
 
 
-def axes_of(terms: Sequence[Term]) -> tuple[str, ...]:
+def axes_of(terms: Sequence[Digit]) -> tuple[str, ...]:
     """The axes of ``terms``, in the order they first appear."""
     return tuple(dict.fromkeys(t.axis for t in terms))
 
 
-def same_digits(a: Sequence[Term], b: Sequence[Term]) -> bool:
+def same_digits(a: Sequence[Digit], b: Sequence[Digit]) -> bool:
     """Whether two term lists hold the same digits of every axis."""
     axes = set(axes_of(a)) | set(axes_of(b))
     return all(runs([t for t in a if t.axis == x]) == runs([t for t in b if t.axis == x]) for x in axes)
 
 
-def _cuts(*lists: Sequence[Term]) -> dict[str, list[int]] | None:
+def _cuts(*lists: Sequence[Digit]) -> dict[str, list[int]] | None:
     """Per axis, every digit boundary of the terms, or None when two boundaries do not nest."""
     found: dict[str, set[int]] = {}
     for terms in lists:
@@ -52,7 +52,7 @@ def _cuts(*lists: Sequence[Term]) -> dict[str, list[int]] | None:
     return out
 
 
-def _digits(terms: Sequence[Term], cuts: dict[str, list[int]]) -> list[tuple[str, int, int]]:
+def _digits(terms: Sequence[Digit], cuts: dict[str, list[int]]) -> list[tuple[str, int, int]]:
     """Each term split at the cuts into ``(axis, stride, count)`` digits, major first within a term."""
     out: list[tuple[str, int, int]] = []
     for t in terms:
@@ -61,7 +61,7 @@ def _digits(terms: Sequence[Term], cuts: dict[str, list[int]]) -> list[tuple[str
     return out
 
 
-def term_coordinates(terms: Sequence[Term]) -> dict[str, IntArray]:
+def term_coordinates(terms: Sequence[Digit]) -> dict[str, IntArray]:
     """Per axis, the coordinate of every element of an array over ``terms`` (broadcast shapes)."""
     ndim = len(terms)
     out: dict[str, IntArray] = {}
@@ -73,7 +73,7 @@ def term_coordinates(terms: Sequence[Term]) -> dict[str, IntArray]:
     return out
 
 
-def rearrange(values: Array, source: Sequence[Term], target: Sequence[Term]) -> Array:
+def rearrange(values: Array, source: Sequence[Digit], target: Sequence[Digit]) -> Array:
     """``values`` (one dimension per term of ``source``) regrouped as one dimension per term of
     ``target``; both must hold the same digits of every axis. A view where numpy allows."""
     if list(source) == list(target):
@@ -92,11 +92,11 @@ def rearrange(values: Array, source: Sequence[Term], target: Sequence[Term]) -> 
     return moved.reshape([t.count for t in target])
 
 
-def _order(t: Term) -> tuple[str, int]:
+def _order(t: Digit) -> tuple[str, int]:
     return t.axis, t.stride
 
 
-def coordinate_array(values: Array, terms: Sequence[Term]) -> tuple[Array, tuple[str, ...]]:
+def coordinate_array(values: Array, terms: Sequence[Digit]) -> tuple[Array, tuple[str, ...]]:
     """``(array, axes)``: one dimension per axis of ``terms``, the element at coordinate ``c`` at
     index ``c`` (each axis as long as its top held coordinate needs).
 
@@ -114,6 +114,6 @@ def coordinate_array(values: Array, terms: Sequence[Term]) -> tuple[Array, tuple
     return out, axes
 
 
-def terms_n(terms: Sequence[Term], axis: str) -> int:
+def terms_n(terms: Sequence[Digit], axis: str) -> int:
     """The declared size of ``axis`` among ``terms``."""
     return next(t.n for t in terms if t.axis == axis)

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, NotATerm, Term, check_axis_sizes, runs, term_of, text_of
+from tcpdsl.algebra import Mapping, NotATerm, Digit, check_axis_sizes, digit_mapping, digit_text, runs, term_of, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.term_arrays import STAGE, TERM_HINT, Fixed, rearrange, same_digits
 
@@ -25,24 +25,24 @@ class Tiled(Protocol):
     def values(self) -> npt.NDArray[Any]: ...
 
     @property
-    def terms(self) -> tuple[Term, ...]: ...
+    def terms(self) -> tuple[Digit, ...]: ...
 
     @property
     def fixed_terms(self) -> tuple[Fixed, ...]: ...
 
 
 T = TypeVar("T", bound=Tiled)
-Make = Callable[[npt.NDArray[Any], tuple[Term, ...], tuple[Fixed, ...]], T]
+Make = Callable[[npt.NDArray[Any], tuple[Digit, ...], tuple[Fixed, ...]], T]
 
 
-def _digit(tensor: Tiled, digit: object) -> Term:
+def _digit(tensor: Tiled, digit: object) -> Digit:
     if not isinstance(digit, Mapping):
         raise LayoutError(
             STAGE, "NotAMapping", f"tile takes the digit as a mapping such as m[\"Wp / 8192\"], got {type(digit).__name__} {digit!r:.60}",
             hint=f"write the digit as m[\"{digit}\"]" if isinstance(digit, str) else "write the digit with m[\"...\"]",
         )
     # A digit of an axis declared with another size names other coordinates (docs/tensors.md).
-    held = tuple((f"{tensor!r}", t.mapping()) for t in tensor.terms if t.axis in digit.axis_sizes())
+    held = tuple((f"{tensor!r}", digit_mapping(t)) for t in tensor.terms if t.axis in digit.axis_sizes())
     check_axis_sizes((*held, (f"the tile digit m[\"{digit.text}\"]", digit)))
     try:
         return term_of(digit)
@@ -50,14 +50,14 @@ def _digit(tensor: Tiled, digit: object) -> Term:
         raise LayoutError(STAGE, "NotATerm", f"{digit.text} is not one digit of one axis", hint=TERM_HINT) from None
 
 
-def _fixed_value(tensor: Tiled, term: Term) -> int | None:
+def _fixed_value(tensor: Tiled, term: Digit) -> int | None:
     for fixed, value in tensor.fixed_terms:
         if fixed == term:
             return value
     return None
 
 
-def _owner(tensor: Tiled, term: Term) -> int:
+def _owner(tensor: Tiled, term: Digit) -> int:
     """The dimension whose term contains ``term``, else the error naming the tensor and the digit."""
     for k, held in enumerate(tensor.terms):
         if term.within(held):
@@ -66,31 +66,31 @@ def _owner(tensor: Tiled, term: Term) -> int:
     value = _fixed_value(tensor, term)
     if value is not None:
         raise LayoutError(
-            STAGE, "DigitFixed", f"{tensor!r} is already the tile {term.text} = {value}",
+            STAGE, "DigitFixed", f"{tensor!r} is already the tile {digit_text(term)} = {value}",
             hint="take the tile of the whole tensor instead",
         )
     if not mine:
         raise LayoutError(
-            STAGE, "DigitNotInTensor", f"{tensor!r} has no axis {term.axis}, so it has no digit {term.text}",
+            STAGE, "DigitNotInTensor", f"{tensor!r} has no axis {term.axis}, so it has no digit {digit_text(term)}",
             hint=f"take a digit of one of its axes: {text_of(tensor.terms) or '(none)'}",
         )
     raise LayoutError(
         STAGE, "DigitNotInTensor",
-        f"{term.text} is not a digit of {tensor!r}: it holds {text_of(mine)} of {term.axis}",
+        f"{digit_text(term)} is not a digit of {tensor!r}: it holds {text_of(mine)} of {term.axis}",
         hint=f"take a digit inside {text_of(mine)}",
     )
 
 
-def _index(term: Term, tensor: Tiled, index: object) -> int:
+def _index(term: Digit, tensor: Tiled, index: object) -> int:
     if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
         raise LayoutError(
-            STAGE, "TileIndex", f"the tile index of {term.text} must be an int, got {type(index).__name__} {index!r:.40}",
+            STAGE, "TileIndex", f"the tile index of {digit_text(term)} must be an int, got {type(index).__name__} {index!r:.40}",
         )
     value = int(index)
     if not 0 <= value < term.count:
         raise LayoutError(
             STAGE, "TileIndex",
-            f"{tensor!r} has no tile {term.text} = {value}: the digit takes the values 0 to {term.count - 1}",
+            f"{tensor!r} has no tile {digit_text(term)} = {value}: the digit takes the values 0 to {term.count - 1}",
             hint=f"pick an index in range({term.count})",
         )
     return value
@@ -102,8 +102,8 @@ def tile(tensor: T, digit: object, index: object, make: Make[T]) -> T:
     k = _owner(tensor, term)
     value = _index(term, tensor, index)
     held = tensor.terms[k]
-    above = Term(held.axis, held.n, term.top, held.top // term.top)
-    below = Term(held.axis, held.n, held.stride, term.stride // held.stride)
+    above = Digit(held.axis, held.n, term.top, held.top // term.top)
+    below = Digit(held.axis, held.n, held.stride, term.stride // held.stride)
     array = tensor.values
     shape = array.shape
     # Splitting one dimension never copies, so the tile stays a view of the tensor's array.
@@ -127,17 +127,17 @@ def assign(target: T, part: Tiled, make: Make[T]) -> None:
         if mine is not None:
             if mine != value:
                 raise LayoutError(
-                    STAGE, "TileMismatch", f"the part is the tile {term.text} = {value}, but {target!r} is the tile {term.text} = {mine}",
+                    STAGE, "TileMismatch", f"the part is the tile {digit_text(term)} = {value}, but {target!r} is the tile {digit_text(term)} = {mine}",
                     hint=f"write it into tile {value}",
                 )
             continue
         if not any(term.within(t) for t in region.terms):
             raise LayoutError(
                 STAGE, "DigitNotInTensor",
-                f"the part is the tile {term.text} = {value}, but {target!r} has no digit {term.text} to write it at",
+                f"the part is the tile {digit_text(term)} = {value}, but {target!r} has no digit {digit_text(term)} to write it at",
                 hint="write the part into a tensor that holds that digit",
             )
-        region = tile(region, term.mapping(), value, make)
+        region = tile(region, digit_mapping(term), value, make)
     if not same_digits(region.terms, part.terms):
         raise LayoutError(
             STAGE, "TileMismatch",
@@ -161,6 +161,6 @@ def _fit_hint(region: Tiled, part: Tiled) -> str:
             outer = mine[0]
             inner = theirs[0]
             if inner.stride == outer.stride:
-                rest = Term(axis, outer.n, inner.top, outer.top // inner.top)
-                return f"write it into a tile: .tile(m[\"{rest.text}\"], i).assign(part)"
+                rest = Digit(axis, outer.n, inner.top, outer.top // inner.top)
+                return f"write it into a tile: .tile(m[\"{digit_text(rest)}\"], i).assign(part)"
     return "write the part into a tensor (or tile) over the same digits"

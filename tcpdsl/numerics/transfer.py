@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Composite, Digit, Mapping, PaddingKind, Term, pairs
+from tcpdsl.algebra import Composite, Digit, Mapping, PaddingKind, pairs
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.placement import (
     CACHED_CELLS,
@@ -29,12 +29,12 @@ from tcpdsl.numerics.placement import (
     plan,
 )
 
-def _whole(axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[Term, ...]:
+def _whole(axes: tuple[str, ...], shape: tuple[int, ...]) -> tuple[Digit, ...]:
     """An array over axis coordinates (index ``c`` holds coordinate ``c``) as terms from stride 1."""
-    return tuple(Term(name, n, 1, n) for name, n in zip(axes, shape, strict=True))
+    return tuple(Digit(name, n, 1, n) for name, n in zip(axes, shape, strict=True))
 
 
-def _routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
+def _routes(mapping: Mapping, terms: tuple[Digit, ...]) -> tuple[IntArray, IntArray]:
     """``(live positions, flat index of each in an array over terms)`` for moving data between the views."""
     if mapping.size > CACHED_CELLS:
         return _build_routes(mapping, terms)
@@ -42,11 +42,11 @@ def _routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArr
 
 
 @lru_cache(maxsize=64)
-def _routes_cached(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
+def _routes_cached(mapping: Mapping, terms: tuple[Digit, ...]) -> tuple[IntArray, IntArray]:
     return _build_routes(mapping, terms)
 
 
-def _build_routes(mapping: Mapping, terms: tuple[Term, ...]) -> tuple[IntArray, IntArray]:
+def _build_routes(mapping: Mapping, terms: tuple[Digit, ...]) -> tuple[IntArray, IntArray]:
     p = plan(mapping)
     positions = np.flatnonzero(p.live)
     if not terms:
@@ -77,7 +77,7 @@ class _View:
 
 
 @lru_cache(maxsize=128)
-def _view(mapping: Mapping, terms: tuple[Term, ...]) -> _View | None:
+def _view(mapping: Mapping, terms: tuple[Digit, ...]) -> _View | None:
     """The view of ``mapping`` over an array with one dimension per term, or None when the
     mapping's digits of a term do not chain from its stride to its top (shared or composite
     slots, part of a term)."""
@@ -87,8 +87,8 @@ def _view(mapping: Mapping, terms: tuple[Term, ...]) -> _View | None:
         live = slot.live
         if isinstance(live, Composite) or slot.shared is not None:
             return None
-        if isinstance(live, Digit) and live.sym in digits:
-            digits[live.sym].append((live.stride, live.count, index))
+        if isinstance(live, Digit) and live.axis in digits:
+            digits[live.axis].append((live.stride, live.count, index))
     order: list[int] = []
     digit_shape: list[int] = []
     for term in terms:
@@ -144,7 +144,7 @@ def to_physical(values: npt.ArrayLike, axes: tuple[str, ...], mapping: Mapping, 
     return out
 
 
-def to_terms(physical: npt.ArrayLike, mapping: Mapping, terms: tuple[Term, ...]) -> Array:
+def to_terms(physical: npt.ArrayLike, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
     """The array over ``terms`` (one dimension per term) read back from the live cells of ``physical``.
 
     Elements no live cell holds read 0; where several live cells hold one element (a broadcast),

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Term, logical_terms, pairs
+from tcpdsl.algebra import Mapping, Digit, logical_terms, pairs
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_compose import VectorStep
 from tcpdsl.verify.vector_ops import BinaryArgMode, TernaryArgMode
@@ -36,7 +36,7 @@ class VrfValues:
     """A VRF operand: its logical values by evaluator name, one dimension per term it holds."""
 
     read: Callable[[str], Array] = field(repr=False)
-    terms: tuple[Term, ...]
+    terms: tuple[Digit, ...]
 
 
 OperandValue = Constant | VrfValues | StashRead
@@ -62,7 +62,7 @@ class PassSource:
         return pairs(list(self.layouts))
 
     @property
-    def terms(self) -> tuple[Term, ...]:
+    def terms(self) -> tuple[Digit, ...]:
         return logical_terms(self.mapping)
 
 
@@ -86,7 +86,7 @@ class PassStep:
         return pairs(list(self.layouts))
 
     @property
-    def terms(self) -> tuple[Term, ...]:
+    def terms(self) -> tuple[Digit, ...]:
         return logical_terms(self.mapping)
 
 
@@ -111,6 +111,6 @@ class VectorChain:
         return pairs(list(self.layouts))
 
     @property
-    def terms(self) -> tuple[Term, ...]:
+    def terms(self) -> tuple[Digit, ...]:
         return logical_terms(self.mapping)
 

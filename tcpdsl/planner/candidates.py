@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from itertools import product
 from math import prod
 
-from tcpdsl.algebra import PaddingKind
+from tcpdsl.algebra import Digit, PaddingKind
 from tcpdsl.planner.clock import Clock
 from tcpdsl.planner.grid import Grid
-from tcpdsl.planner.layout import Digit, Layout
+from tcpdsl.planner.layout import Layout
 from tcpdsl.planner.problem import Problem, Role
 from tcpdsl.verify import LaneMode
 from tcpdsl.verify.constants import (

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import isqrt, prod
 
-from tcpdsl.algebra import Index, Mapping
+from tcpdsl.algebra import Digit, Index, Mapping
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.clock import Clock
-from tcpdsl.planner.layout import Digit, Group, Layout
+from tcpdsl.planner.layout import Group, Layout
 from tcpdsl.planner.problem import Problem, Role
 from tcpdsl.verify import BITS
 from tcpdsl.verify.constants import (

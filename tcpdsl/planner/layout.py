@@ -12,11 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from math import prod
 
-from tcpdsl.algebra import Mapping, PaddingKind, Symbol, Term, joined_count, pairs
-
-# A digit is the algebra's term ``axis / stride % count``; here its stride times its count divides
-# the axis size, so its text is the short one a person writes.
-Digit = Term
+from tcpdsl.algebra import Digit, Mapping, PaddingKind, Symbol, digit_text, joined_count, pairs
 
 
 def _cut(digit: Digit, inner: int) -> tuple[Digit, Digit]:
@@ -41,7 +37,7 @@ class Group:
         return prod(d.count for d in self.digits)
 
     def text(self) -> str:
-        inner = ", ".join(d.text for d in self.digits) or "1"
+        inner = ", ".join(digit_text(d) for d in self.digits) or "1"
         if len(self.digits) > 1:
             inner = f"[{inner}]"
         return f"{inner} {self.kind.marker} {self.extent}"
@@ -91,7 +87,7 @@ class Layout:
         return tuple(out)
 
     def text(self) -> str:
-        return ", ".join(p.text if isinstance(p, Digit) else p.text() for p in self.parts) or "1"
+        return ", ".join(digit_text(p) if isinstance(p, Digit) else p.text() for p in self.parts) or "1"
 
     def padded(self, extent: int, kind: PaddingKind = PaddingKind.TOP) -> Layout | None:
         """The layout padded to ``extent`` cells by widening one part, outermost first.

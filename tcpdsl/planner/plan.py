@@ -14,7 +14,7 @@ from typing import Any, overload
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import parse
+from tcpdsl.algebra import digit_text, parse
 from tcpdsl.cost import KernelCost, WholeKernelCost
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.chain import Folded
@@ -141,7 +141,7 @@ class Plan:
         if logical.whole:
             values = np.asarray(logical.to_numpy(p.out_axes))
         else:  # a plan for a tile holds a digit of an axis, which to_numpy reads under its own text
-            parts = ", ".join(t.text for a in p.out_axes for t in logical.terms if t.axis == a)
+            parts = ", ".join(digit_text(t) for a in p.out_axes for t in logical.terms if t.axis == a)
             values = np.asarray(logical.to_numpy(parse(parts, logical.sizes)))
         return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
 

@@ -10,6 +10,7 @@ import keyword
 from dataclasses import dataclass
 from typing import Final
 
+from tcpdsl.algebra import digit_text
 from tcpdsl.planner.candidates import Candidate
 from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.layout import Layout
@@ -96,7 +97,7 @@ def _where(problem: Problem, c: Candidate) -> list[str]:
     for axis in problem.sizes:
         parts = []
         for place, layout in places:
-            digits = [d.text for d in layout.digits if d.axis == axis]
+            digits = [digit_text(d) for d in layout.digits if d.axis == axis]
             if digits:
                 parts.append(f"{', '.join(digits)} in {place}")
         role = problem.role(axis)

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Digit
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
@@ -36,14 +36,14 @@ from tcpdsl.verify.stage import Stage
 _Out = TypeVar("_Out", bound=Scalar)
 
 
-def carried_fixed(chain: Chain, terms: tuple[Term, ...]) -> tuple[Fixed, ...]:
+def carried_fixed(chain: Chain, terms: tuple[Digit, ...]) -> tuple[Fixed, ...]:
     """The digits the operands' tiles fix that a result over ``terms`` carries.
 
     A fixed digit is carried when the result holds a term of its axis and none that overlaps it;
     a digit the two operands fix at different values is dropped (the result mixes two tiles).
     """
     axes = {t.axis for t in terms}
-    found: dict[Term, set[int]] = {}
+    found: dict[Digit, set[int]] = {}
     for operand in (chain.stream, chain.weight):
         for term, value in operand.tensor.fixed_terms if operand.tensor is not None else ():
             if term.axis in axes and not any(term.stride < t.top and t.stride < term.top for t in terms if t.axis == term.axis):

@@ -16,7 +16,7 @@ from functools import cached_property
 from types import FrameType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 
-from tcpdsl.algebra import Mapping, Symbol, Term, logical_terms, pairs, parse
+from tcpdsl.algebra import Mapping, Symbol, Digit, logical_terms, pairs, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics.scalars import Scalar, scalar
@@ -72,7 +72,7 @@ class Spec:
         return pairs(list(self.layouts))
 
     @cached_property
-    def terms(self) -> tuple[Term, ...]:
+    def terms(self) -> tuple[Digit, ...]:
         """The dimensions of the logical view of data of this type (:func:`logical_terms`)."""
         return logical_terms(self.mapping)
 

@@ -16,7 +16,7 @@ from tcpdsl.harness.oracle import OracleCheck, check
 from tcpdsl.evaluate.select import evaluator as using
 import numpy as np
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Digit
 from tcpdsl.tensors.checking import kernel_info
 from tcpdsl.tensors.device import Device, Topology
 from tcpdsl.harness.kernel_spec import TensorParam, _param, kernels_in, random_case
@@ -45,7 +45,7 @@ def tensor_param(tensor_type: object) -> TensorParam:
     return _param("value", tensor_type, "tcpdsl.testing.inputs")
 
 
-def lay_out(param: TensorParam, values: np.ndarray[Any, Any], tiles: tuple[tuple[Term, int], ...] = ()) -> object:
+def lay_out(param: TensorParam, values: np.ndarray[Any, Any], tiles: tuple[tuple[Digit, int], ...] = ()) -> object:
     """``values`` (one dimension per held term), cast to the dtype and laid out as the parameter's
     type, on a device of its own; ``tiles`` are digits the tensor fixes, as a tile does."""
     tensor = Tensor.of_terms(cast(values, param.dtype), param.terms, tiles)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tcpdsl.algebra import Term
+from tcpdsl.algebra import Digit
 from tcpdsl.testing.kernels import lay_out, tensor_param
 
 if TYPE_CHECKING:
@@ -48,17 +48,17 @@ def inputs(tensor_type: object, *, elements: SearchStrategy[Any] | None = None) 
     return st.builds(lambda raw, tiles: lay_out(param, raw, tuple(f for f in tiles if f is not None)), values, fixed)
 
 
-def _digits_above(terms: tuple[Term, ...]) -> list[Term]:
+def _digits_above(terms: tuple[Digit, ...]) -> list[Digit]:
     """For each axis held from its lowest digit up but not whole, the digit above what is held."""
     out = []
     for term in terms:
         if term.stride == 1 and term.top < term.n and term.n % term.top == 0:
-            out.append(Term(term.axis, term.n, term.top, term.n // term.top))
+            out.append(Digit(term.axis, term.n, term.top, term.n // term.top))
     return out
 
 
-def _fixed_digit(st: Any, digit: Term) -> SearchStrategy[tuple[Term, int] | None]:
+def _fixed_digit(st: Any, digit: Digit) -> SearchStrategy[tuple[Digit, int] | None]:
     """No tile, or the tile at one value of ``digit``."""
-    tile: SearchStrategy[tuple[Term, int] | None] = st.integers(0, digit.count - 1).map(lambda i: (digit, i))
+    tile: SearchStrategy[tuple[Digit, int] | None] = st.integers(0, digit.count - 1).map(lambda i: (digit, i))
     return st.none() | tile  # type: ignore[no-any-return]
 

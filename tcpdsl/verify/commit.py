@@ -151,7 +151,7 @@ def verify_commit(
         raise LayoutError(
             stage,
             "Unwritable",
-            f"{stage}: the stream [{time}][{packet}] holds {d.sym} (digit of stride {d.stride}, {d.count} values), "
+            f"{stage}: the stream [{time}][{packet}] holds {d.axis} (digit of stride {d.stride}, {d.count} values), "
             f"which Element {element} cannot take",
             hint="name every stream axis in Element, split the same way as in the stream",
         ) from None
@@ -227,7 +227,7 @@ def _check_writes(
         # Top padding may stay as it is; Zero padding promises zeros, so it is written too.
         needed = s.extent if s.kind is PaddingKind.ZERO else s.count
         if r.covered < needed:
-            factor = s.digit.sym if s.digit is not None else "padding"
+            factor = s.digit.axis if s.digit is not None else "padding"
             raise LayoutError(
                 stage,
                 "Unwritten",

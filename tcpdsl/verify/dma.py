@@ -110,9 +110,9 @@ def _unreadable(stage: str, missing: Unmatched, src: Mapping, dst: Mapping) -> L
         return LayoutError(
             stage,
             "Decomposition",
-            f"{stage}: axis {d.sym} is split one way in the source {src} and another way in the destination "
+            f"{stage}: axis {d.axis} is split one way in the source {src} and another way in the destination "
             f"{dst} (digit of stride {d.stride}, {d.count} values); neither split refines the other",
-            hint=f"split {d.sym} at the same points on both sides, or at points that divide each other",
+            hint=f"split {d.axis} at the same points on both sides, or at points that divide each other",
         )
     return LayoutError(
         stage,
@@ -124,15 +124,15 @@ def _unreadable(stage: str, missing: Unmatched, src: Mapping, dst: Mapping) -> L
 
 def _dropped(src: Mapping, dst: Mapping) -> str | None:
     """A live source digit the destination lacks (as text), if any."""
-    dst_axes = {s.live.sym for s in slots_of(dst) if isinstance(s.live, Digit)}
+    dst_axes = {s.live.axis for s in slots_of(dst) if isinstance(s.live, Digit)}
     for slot in slots_of(src):
         live = slot.live
-        if isinstance(live, Digit) and live.sym not in dst_axes:
-            return live.sym
+        if isinstance(live, Digit) and live.axis not in dst_axes:
+            return live.axis
     try:
         pieces(dst, src, dummy_stride=0, absent_is_broadcast=True)
     except Unmatched as missing:
-        return missing.digit.sym
+        return missing.digit.axis
     return None
 
 
@@ -150,7 +150,7 @@ def dma_tail(source: Mapping, destination: Mapping) -> int:
             run *= a.extent
             continue
         x, y = a.live, b.live
-        if isinstance(x, Digit) and isinstance(y, Digit) and (x.sym, x.stride) == (y.sym, y.stride):
+        if isinstance(x, Digit) and isinstance(y, Digit) and (x.axis, x.stride) == (y.axis, y.stride):
             same_padding = x.count == y.count and a.kind == b.kind
             bound = min(a.extent, b.extent) if same_padding else min(x.count, y.count)
             run *= _largest_divisor(gcd(source.size // run, destination.size // run), bound)

@@ -140,16 +140,16 @@ def _unreadable(missing: Unmatched, dm: Mapping, out_time: Mapping, out_packet: 
         return LayoutError(
             STAGE,
             "Decomposition",
-            f"fetch: axis {d.sym} is split one way in DM {dm} and another way in [{out_time}][{out_packet}] "
+            f"fetch: axis {d.axis} is split one way in DM {dm} and another way in [{out_time}][{out_packet}] "
             f"(the digit of stride {d.stride}, {d.count} values); neither split refines the other",
-            hint=f"split {d.sym} in the stream at the points where DM splits it, or at points that divide them",
+            hint=f"split {d.axis} in the stream at the points where DM splits it, or at points that divide them",
         )
     return LayoutError(
         STAGE,
         "Unreadable",
-        f"fetch: the stream [{out_time}][{out_packet}] holds {d.sym}, which DM {dm} does not hold; a stream "
+        f"fetch: the stream [{out_time}][{out_packet}] holds {d.axis}, which DM {dm} does not hold; a stream "
         "term must be a digit of a DM axis or a fresh broadcast",
-        hint=f"drop {d.sym} from the stream, or write a broadcast as a number (e.g. `4`)",
+        hint=f"drop {d.axis} from the stream, or write a broadcast as a number (e.g. `4`)",
     )
 
 
@@ -166,6 +166,6 @@ def _check_read(dm: Mapping, walked: list[Piece], out_time: Mapping, out_packet:
                 STAGE,
                 "Unread",
                 f"fetch: the stream [{out_time}][{out_packet}] leaves value {reached[at].covered} of the {count} "
-                f"values of {digit.sym} (stride {digit.stride}) in DM {dm} unread; a fetch cannot drop data",
+                f"values of {digit.axis} (stride {digit.stride}) in DM {dm} unread; a fetch cannot drop data",
                 hint="read every DM axis in full, or fetch from a tile view of the part you need",
             )

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from tcpdsl.algebra import DivideTerm, Mapping, Pair, divide_relaxed, divide_terms_or_reason, held, split_at
+from tcpdsl.algebra import DivideTerm, Mapping, Pair, digit_mapping, divide_relaxed, divide_terms_or_reason, held, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 from tcpdsl.verify.stage import Stage
@@ -108,4 +108,4 @@ def verify_vector_inter_slice_reduce(*, slice: Mapping, time: Mapping, out_slice
 def _all_promoted(time: Mapping, slots: Mapping, axis: str) -> bool:
     """Whether every digit of ``axis`` in ``slots`` is a digit of Time."""
     wanted = held(slots).of(axis)
-    return bool(wanted) and all(not isinstance(divide_terms_or_reason(time, t.mapping()), str) for t in wanted)
+    return bool(wanted) and all(not isinstance(divide_terms_or_reason(time, digit_mapping(t)), str) for t in wanted)

@@ -137,7 +137,7 @@ def _names(groups: list[tuple[str, ...]]) -> str:
 def _carries(slot: Slot, axis: str) -> bool:
     live = slot.live
     if isinstance(live, Digit):
-        return live.sym == axis
+        return live.axis == axis
     if isinstance(live, Composite):
         return any(_carries(inner, axis) for inner in live.operand.slots)
     return False

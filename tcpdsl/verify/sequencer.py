@@ -66,7 +66,7 @@ class Unmatched(Exception):
     """A stream digit that the memory layout does not hold; ``cut`` tells a decomposition clash apart."""
 
     def __init__(self, digit: Digit, cut: bool) -> None:
-        super().__init__(digit.sym)
+        super().__init__(digit.axis)
         self.digit = digit
         self.cut = cut
 
@@ -83,14 +83,14 @@ def pieces(
     Raises :class:`Unmatched` for a digit the memory cannot supply.
     """
     mem = memory_slots(memory)
-    axes = {s.digit.sym for s in mem if s.digit is not None}
+    axes = {s.digit.axis for s in mem if s.digit is not None}
     out: list[Piece] = []
     slots = slots_of(stream)
     for at, slot in zip(slot_strides(slots), slots):
         if slot.extent == 1:
             continue
         live = slot.live
-        if isinstance(live, Digit) and (live.sym in axes or not absent_is_broadcast):
+        if isinstance(live, Digit) and (live.axis in axes or not absent_is_broadcast):
             found = _digit_pieces(mem, live, at)
         elif isinstance(live, (Digit, Bcast)):
             found = [Piece(at, slot.count, 0)]
@@ -116,7 +116,7 @@ def _operand_piece(memory: Mapping, live: Composite, at: int) -> Piece:
 
 def _digit_pieces(mem: tuple[MemorySlot, ...], want: Digit, at: int) -> list[Piece]:
     """Cut the coordinate range ``[stride, stride * count)`` of ``want`` along the memory digits of its axis."""
-    digits = [s for s in mem if s.digit is not None and s.digit.sym == want.sym]
+    digits = [s for s in mem if s.digit is not None and s.digit.axis == want.axis]
     if not digits:
         raise Unmatched(want, False)
     found: list[Piece] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tcpdsl.algebra import Composite, Digit, Mapping, Slot, Term, render_slot, slot_strides, slots_of, split_at
+from tcpdsl.algebra import Composite, Digit, Mapping, Slot, digit_text, render_slot, slot_strides, slots_of, split_at
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.switch_config import STAGE, CustomBroadcast
 from tcpdsl.verify.switch_tiles import check_tile, digits
@@ -37,7 +37,7 @@ def check_custom(config: CustomBroadcast, *, slice: Mapping, time: Mapping, out_
         for slot in slots:
             if isinstance(slot.live, Digit):
                 d = slot.live
-                cuts.setdefault(d.sym, set()).update((d.stride, d.stride * d.count))
+                cuts.setdefault(d.axis, set()).update((d.stride, d.stride * d.count))
     in_slice, in_time, o_slice, o_time = (
         _refine(config, slots, cuts, m) for slots, m in zip(frames, (slice, time, out_slice, out_time))
     )
@@ -66,13 +66,13 @@ def check_custom(config: CustomBroadcast, *, slice: Mapping, time: Mapping, out_
 def _atom(slot: Slot) -> _Atom:
     live = slot.live
     assert isinstance(live, Digit)
-    return (live.sym, live.stride, live.count)
+    return (live.axis, live.stride, live.count)
 
 
 def _text(slot: Slot) -> str:
     live = slot.live
     assert isinstance(live, Digit)
-    return Term(live.sym, live.n, live.stride, live.count).text
+    return digit_text(live)
 
 
 def _unsequenceable(config: CustomBroadcast, why: str, hint: str) -> LayoutError:
@@ -90,15 +90,15 @@ def _refine(config: CustomBroadcast, slots: Sequence[Slot], cuts: dict[str, set[
         if not isinstance(live, Digit):
             out.append(slot)
             continue
-        for cut in sorted(b for b in cuts[live.sym] if live.stride < b < live.stride * live.count):
+        for cut in sorted(b for b in cuts[live.axis] if live.stride < b < live.stride * live.count):
             assert isinstance(live, Digit)
             k = cut // live.stride
             if cut % live.stride or slot.extent % k:
                 raise _unsequenceable(
                     config, f"{frame} reads part of the live digit {_text(slot)}, so the rest of its cells would "
                     "be dropped", "move a whole axis digit, or pad the axis so that the unread part is padding")
-            out.append(Slot(Digit(live.sym, live.n, live.stride, k), k))
-            live = Digit(live.sym, live.n, cut, -(-live.count // k))
+            out.append(Slot(Digit(live.axis, live.n, live.stride, k), k))
+            live = Digit(live.axis, live.n, cut, -(-live.count // k))
             slot = Slot(live, slot.extent // k, slot.kind)
         out.append(slot)
     return out

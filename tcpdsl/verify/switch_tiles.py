@@ -22,7 +22,7 @@ def digits(mapping: Mapping) -> list[Digit]:
 def overlapping(digit: Digit, others: Iterable[Digit]) -> Digit | None:
     """A digit of ``others`` that spells some of the same coordinate digits of the same axis."""
     for other in others:
-        if other.sym == digit.sym and max(digit.stride, other.stride) < min(
+        if other.axis == digit.axis and max(digit.stride, other.stride) < min(
             digit.stride * digit.count, other.stride * other.count
         ):
             return other
@@ -33,7 +33,7 @@ def axes_of(slot: Slot) -> set[str]:
     """The axes a composite slot reads (a digit names its own)."""
     live = slot.live
     if isinstance(live, Digit):
-        return {live.sym}
+        return {live.axis}
     if isinstance(live, Composite):
         return {s for inner in live.operand.slots for s in axes_of(inner)}
     return set()
@@ -51,7 +51,7 @@ def check_tile(config: SwitchConfig, label: str, tile: Mapping, inputs: Sequence
                 "only Top padding (`#`) is don't-care",
                 hint=f"make slot {label} a new axis or Top padding `1 # {tile.size}`",
             )
-    names = {d.sym for d in inputs}
+    names = {d.axis for d in inputs}
     for slot in slots:
         live = slot.live
         carried = (
@@ -70,7 +70,7 @@ def check_tile(config: SwitchConfig, label: str, tile: Mapping, inputs: Sequence
                 raise LayoutError(
                     STAGE,
                     "BroadcastUsedMoreThanOnce",
-                    f"switch {config.text}: broadcast axis {live.sym} is claimed twice (slot {label} holds {tile}); "
+                    f"switch {config.text}: broadcast axis {live.axis} is claimed twice (slot {label} holds {tile}); "
                     "two broadcast slots may not claim one axis",
                     hint="give each broadcast slot its own new axis",
                 )

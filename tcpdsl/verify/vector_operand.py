@@ -9,7 +9,7 @@ stream that the VRF lacks are broadcast. The check reads the held terms of both 
 
 from __future__ import annotations
 
-from tcpdsl.algebra import Mapping, Pair, held, runs
+from tcpdsl.algebra import Mapping, Pair, held, runs, text_of
 from tcpdsl.errors import LayoutError
 from tcpdsl.verify.cache import memoized
 
@@ -28,7 +28,7 @@ def verify_vrf_operand(stage: str, *, element: Mapping, chip: Mapping, cluster: 
         elif vrf.whole(axis) or ours == theirs:
             continue
         else:
-            problem = f"it holds {', '.join(map(str, ours or ()))} while the stream reads {', '.join(map(str, theirs))}"
+            problem = f"it holds {text_of(ours or ())} while the stream reads {text_of(theirs)}"
         raise LayoutError(
             stage,
             "VrfBroadcast",

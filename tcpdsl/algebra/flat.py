@@ -1,0 +1,159 @@
+"""Plain digits read off the cells of a form that still holds operands (docs/mapping-language.md §1.8).
+
+Slot surgery writes an operand out only where its pieces line up with the operand's slots, so two
+spellings of one layout can keep different operands whole: ``(B, 2) #{!} 6 / 3`` and
+``(B #{!} 3, 2) / 3`` both hold ``B``. The cells decide instead: when the cells of a small form are
+those of plain digits, broadcasts and padding, :func:`flat_form` gives those slots, whatever the
+spelling. Cells are read innermost slot first: the smallest run of positions that repeats across
+the rest, with a digit, a broadcast or padding along it, is the next slot.
+"""
+
+from __future__ import annotations
+
+from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
+from tcpdsl.algebra.decode import decode
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, Slots, simplify, size_of, spelt_padded
+
+# Reading every cell costs time linear in the size; larger forms keep their operands.
+MAX_CELLS = 4096
+
+
+@memo(maxsize=16384)
+def flat_form(slots: Slots) -> Slots | None:
+    """The slots without operands that hold exactly the cells of ``slots``, or None."""
+    size = size_of(slots)
+    if size > MAX_CELLS:
+        return None
+    return _from_cells(_Cells(slots, 1), size)
+
+
+@memo(maxsize=16384)
+def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, PaddingKind] | None:
+    """What the cells ``0, stride, ..., (count-1)·stride`` of ``slots`` hold, or None: the slots
+    without operands that hold its first ``live`` cells, ``live``, and the padding kind of the
+    rest. ``live`` is ``count`` when the slots hold every cell (the kind is then Top), else the
+    cells past it are padding of one kind, the one a piece of those slots pads with."""
+    if count > MAX_CELLS:
+        return None
+    cells = _Cells(slots, stride)
+    whole = _from_cells(cells, count)
+    if whole is not None:
+        return whole, count, PaddingKind.TOP
+    last = cells.at(count - 1)
+    if not isinstance(last, Pad):
+        return None
+    live = count
+    while live > 0 and cells.at(live - 1) == last:
+        live -= 1
+    found = _from_cells(cells, live) if live > 1 else None
+    return None if found is None else (found, live, last.kind)
+
+
+class _Cells:
+    """The cells ``0, stride, 2·stride, ...`` of ``slots``, each decoded when first read: a search
+    that fails early reads few. A cell no plain digit holds (past an operand's end, or a coordinate
+    past its axis) reads as None."""
+
+    def __init__(self, slots: Slots, stride: int) -> None:
+        self.slots, self.stride = slots, stride
+        self.sizes = _axis_sizes(slots)
+        self.known: dict[int, Cell | None] = {}
+
+    def at(self, d: int) -> Cell | None:
+        if d not in self.known:
+            cell = decode(self.slots, d * self.stride)
+            ok = isinstance(cell, Pad) or (isinstance(cell, Index)
+                                           and all(v < self.sizes[a] for a, v in cell.coords.items()))
+            self.known[d] = cell if ok else None
+        return self.known[d]
+
+
+def _from_cells(cells: _Cells, count: int) -> Slots | None:
+    """The slots without operands that hold the first ``count`` of ``cells``, or None."""
+    out: list[Slot] = []
+    grid = list(range(count))
+    while len(grid) > 1:
+        found = next((s for e in range(2, len(grid) + 1) if len(grid) % e == 0
+                      and (s := _slot(cells, grid, e)) is not None), None)
+        if found is None:
+            return None
+        out.append(found)
+        grid = grid[::found.extent]
+    if cells.at(0) != Index():
+        return None
+    flat = simplify(tuple(out))
+    if any(not slot.padded and spelt_padded(slot.live) for slot in flat):
+        return None  # its text pads with a kind the cells cannot tell (docs/mapping-language.md §1.8)
+    return flat  # each slot was checked against every cell it spans, and simplify keeps cells
+
+
+def _slot(cells: _Cells, grid: list[int], e: int) -> Slot | None:
+    """The innermost slot of extent ``e`` when the cells at ``grid`` are that slot under the rest, else None."""
+    found = _row(cells, grid, e)
+    if found is None:
+        return None
+    live, row = found
+    for q in range(e, len(grid), e):
+        rest = cells.at(grid[q])
+        if rest is None:
+            return None
+        for d in range(1, e):
+            if cells.at(grid[q + d]) != _under(rest, row[d]):
+                return None
+    pad = row[-1]
+    return Slot(live, e, pad.kind) if isinstance(pad, Pad) else Slot(live, e)
+
+
+def _row(cells: _Cells, grid: list[int], e: int) -> tuple[Digit | Bcast | None, list[Cell]] | None:
+    """What the first ``e`` cells at ``grid`` hold as one slot: live values of a digit of one axis,
+    of a broadcast or one value (None), then padding of one kind; read only as far as they fit."""
+    row: list[Cell] = [Index()]
+    if cells.at(grid[0]) != row[0]:
+        return None  # every digit 0 is the origin, live in a flat form
+    axis, step, count = "", 0, 1
+    for d in range(1, e):
+        cell = cells.at(grid[d])
+        if cell is None:
+            return None
+        if isinstance(cell, Pad) or count < d:
+            if not (isinstance(cell, Pad) and (count == d or cell == row[-1])):
+                return None
+        elif d == 1:
+            assert isinstance(cell, Index)
+            if len(cell.coords) > 1:
+                return None
+            axis, step = next(iter(cell.coords.items()), ("", 0))
+            count = 2
+        elif cell != (Index({axis: d * step}) if axis else Index()):
+            return None
+        else:
+            count += 1
+        row.append(cell)
+    if count == 1:
+        return None, row
+    return (Digit(axis, cells.sizes[axis], step, count) if axis else Bcast(count)), row
+
+
+def _under(rest: Cell, cell: Cell) -> Cell:
+    """The cell of a slot value ``cell`` under the outer slots' cell ``rest``: outer padding wins."""
+    if isinstance(rest, Pad) or isinstance(cell, Pad):
+        return rest if isinstance(rest, Pad) else cell
+    assert isinstance(rest, Index) and isinstance(cell, Index)
+    coords = dict(rest.coords)
+    for axis, value in cell.coords.items():
+        coords[axis] = coords.get(axis, 0) + value
+    return Index(coords)
+
+
+def _axis_sizes(slots: Slots) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for slot in slots:
+        live = slot.live
+        if isinstance(live, Digit):
+            out[live.axis] = live.n
+        elif isinstance(live, Composite):
+            out.update(_axis_sizes(live.operand.slots))
+        if slot.shared is not None:
+            out.update(_axis_sizes(slot.shared.operand.slots))
+    return out

@@ -1,0 +1,58 @@
+"""Operands the slot surgery cannot cut are written out by their cells (docs/mapping-language.md §1.8)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tcpdsl.algebra import Digit, PaddingKind, Slot, cell_at, parse, slots_of
+from tcpdsl.algebra.flat import MAX_CELLS, flat_form, read_form
+
+
+@pytest.mark.parametrize(("spellings", "sizes", "canonical"), [
+    (["(B, 2) #{!} 6 / 3", "(B #{!} 3, 2) / 3", "B"], {"B": 2}, "B"),
+    (["(A, 3) #{!} 6 / 3", "(A #{!} 2, 3) / 3"], {"A": 2}, "A"),
+    (["(E, A) #{!} 6 # 10 / 5", "(E #{!} 3 # 5, A) / 5"], {"E": 2, "A": 2}, "1 #{!} 2"),
+    (["3 #{0} 6 / 2 #{!} 7", "2 #{0} 3 #{!} 7"], {}, "2 #{0} 3 #{!} 7"),
+])
+def test_spellings_of_the_same_cells_meet(spellings: list[str], sizes: dict[str, int], canonical: str) -> None:
+    for text in spellings:
+        m = parse(text, sizes)
+        assert m.normalize().text == canonical, text
+        again = parse(canonical, sizes)
+        assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)], text
+
+
+def test_a_digit_whose_text_pads_keeps_its_kind() -> None:
+    # A=5: A / 2 reads 0, 2, 4, no padding; the kind of the padding its text spells is kept.
+    bottom, zero = parse("A #{!} 6 / 2", {"A": 5}), parse("A #{0} 6 / 2", {"A": 5})
+    assert (bottom.normalize().text, zero.normalize().text) == ("A #{!} 6 / 2", "A #{0} 6 / 2")
+    assert read_form(slots_of(parse("A #{!} 6", {"A": 5})), 2, 3) is None
+
+
+def test_cells_that_are_no_digit_product_stay_opaque() -> None:
+    assert parse("[A, B] / 4", {"A": 4, "B": 6}).normalize().text == "(A, B) / 4"
+    assert flat_form(slots_of(parse("[A, B] / 4", {"A": 4, "B": 6}))) is None
+
+
+def test_read_form_reads_the_strided_cells() -> None:
+    assert read_form(slots_of(parse("A, B", {"A": 3, "B": 4})), 2, 6) == (
+        (Slot(Digit("B", 4, 2, 2), 2), Slot(Digit("A", 3, 1, 3), 3)), 6, PaddingKind.TOP)
+
+
+def test_read_form_leaves_the_padding_after_the_live_cells_to_the_piece() -> None:
+    # Cells 0, 2, 4, 6 of A #{0} 5 # 8 (A=3): A=0, A=2, Zero, Top: no one slot, but A / 2 #{0} 3 then Top.
+    assert read_form(slots_of(parse("A #{0} 5 # 8", {"A": 3})), 2, 4) == (
+        (Slot(Digit("A", 3, 2, 2), 3, PaddingKind.ZERO),), 3, PaddingKind.TOP)
+    assert read_form(slots_of(parse("1 #{0} 2 # 3", {})), 1, 3) == ((Slot(None, 2, PaddingKind.ZERO),), 2, PaddingKind.TOP)
+
+
+def test_a_form_above_the_limit_keeps_its_operand() -> None:
+    b = 2 * MAX_CELLS
+    text = f"(B, 2) #{{!}} {2 * b + 2} / 3"
+    assert parse(text, {"B": b}).normalize().text == text
+
+
+def test_a_cut_the_piece_never_reaches_is_no_part_of_the_operand() -> None:
+    sizes = {"B": 2, "F": 4}
+    for text in ("((B, F) = 7, 3) / 7", "(B, F, 3 / 1) = 21 / 7", "[(B, F, 3) = 21] / 7"):
+        assert parse(text, sizes).normalize().text == "(B, F, 3) = 21 / 7", text
