@@ -198,6 +198,22 @@ def test_intra_slice_reduce_over_time_and_packet(evaluator: str) -> None:
     np.testing.assert_allclose(out.to_tensor().to_numpy("A"), x.sum(1), rtol=1e-5, atol=1e-5)
 
 
+def test_a_pass_result_transposes_into_the_packet(evaluator: str) -> None:
+    """A row reduce's one value per Time step, moved into one packet (two f32 a row) by the transpose engine:
+    the result of ``vector_final`` goes to ``transpose`` as a collected stream does (docs/stage-rules.md §5.2)."""
+    x = floats(512, 16)
+    stream = tcp.CollectTensor[tcp.f32, m["1"], m["1"], m["A / 2"], m["A % 2, R16 / 8"], m["R16 % 8"]](
+        dev.main, tcp.Tensor(x, "A R16"))
+    final = (tagged(stream)
+             .vector_narrow_split(out_time=m["A % 2, R16 / 4"], out_packet=m["R16 % 4"])
+             .vector_intra_slice_reduce(tcp.IntraSliceReduceOpF32.MAX, reduce=R16, out_time=m["A % 2"],
+                                        out_packet=m["1 # 4"])
+             .vector_widen_pad(out_packet=m["1 # 8"])
+             .vector_final())
+    out = final.transpose(out_time=m["1"], out_packet=m["A % 2 # 8"]).commit_trim(out_packet=m["A % 2"])
+    np.testing.assert_array_equal(out.commit(element=m["A % 2"]).to_tensor().to_numpy("A"), x.max(1))
+
+
 INTER = [
     (tcp.InterSliceReduceOpI32.ADD_SAT, "i32", saturating_sum),
     (tcp.InterSliceReduceOpI32.MAX, "i32", lambda x: x.max(0)),
