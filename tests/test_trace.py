@@ -1,0 +1,157 @@
+"""The schedule as Chrome trace events (docs/trace.md): the event schema, one track per engine, each
+kernel's span equal to its reported cycles, kernels back to back, and the bounding engine in the text
+report. Subjects: examples/matmul_dm.py, examples/switch_gather.py and the transformer's rmsnorm."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import tcpdsl as tcp
+from tcpdsl.cli.main import main
+from tcpdsl.harness.report import KernelResult
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+H = tcp.axis("H", 1024)  # the rmsnorm example's axes, declared where this module names them
+Dummy64 = tcp.axis("Dummy64", 64)
+
+
+def _load(path: Path) -> types.ModuleType:
+    name = f"trace_subject_{path.stem}"
+    found = sys.modules.get(name)
+    if found is not None:
+        return found
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _matmul() -> KernelResult:
+    return tcp.try_kernel(_load(EXAMPLES / "matmul_dm.py").matmul_dm)
+
+
+def _switch() -> KernelResult:
+    return tcp.try_kernel(_load(EXAMPLES / "switch_gather.py").switch_gather)
+
+
+def _rmsnorm() -> Any:
+    module = _load(EXAMPLES / "transformer" / "rmsnorm.py")
+    x = module.Activation(tcp.Tensor(np.ones(1024, np.float32), "H"))
+    w = module.Weight(tcp.Tensor(np.ones(1024, np.float32), "H"))
+    return module.rmsnorm(x, w)
+
+
+def _complete(document: dict[str, Any]) -> list[dict[str, Any]]:
+    return [e for e in document["traceEvents"] if e["ph"] == "X"]
+
+
+def _tracks(document: dict[str, Any]) -> dict[int, str]:
+    return {e["tid"]: e["args"]["name"] for e in document["traceEvents"] if e["name"] == "thread_name"}
+
+
+def _check_schema(document: dict[str, Any]) -> None:
+    """Complete events carry name, ts, dur, pid and tid as numbers; metadata names every track once."""
+    assert json.loads(json.dumps(document)) == document
+    for event in document["traceEvents"]:
+        assert event["ph"] in {"X", "M"}
+        assert isinstance(event["pid"], int)
+        if event["ph"] == "X":
+            assert isinstance(event["name"], str)
+            assert all(isinstance(event[key], int) and event[key] >= 0 for key in ("ts", "dur", "tid"))
+        else:
+            assert event["name"] in {"process_name", "thread_name", "thread_sort_index"}
+    tracks = _tracks(document)
+    assert len(set(tracks.values())) == len(tracks), "one track per engine"
+    assert {e["tid"] for e in _complete(document)} == set(tracks)
+    for event in _complete(document):
+        if event["tid"] != 0:
+            assert tracks[event["tid"]] == event["name"], "an engine's events sit on its own track"
+
+
+def test_matmul_draws_the_contraction_pipeline_with_its_latencies() -> None:
+    result = _matmul()
+    document = tcp.trace(result)
+    _check_schema(document)
+    drawn = {e["name"]: (e["ts"], e["dur"]) for e in _complete(document)}
+    # 1 packet streams everywhere; the adder tree adds 6 cycles (i8) and the Lane Folder drains 1,
+    # then the commit: 1 + 6 + 1 + 1 = 9 cycles, as the report says.
+    assert drawn == {
+        "matmul_dm": (0, 9),
+        "contract_outer": (0, 1),
+        "contract_packet": (0, 7),
+        "contract_time": (6, 1),
+        "contract_lane": (6, 2),
+        "commit_trim": (8, 1),
+        "commit": (8, 1),
+    }
+    assert result.cost is not None and result.cost.total_cycles == 9
+
+
+def test_switch_gather_is_bound_by_the_switch_in_the_trace_and_the_text() -> None:
+    result = _switch()
+    document = tcp.trace(result)
+    _check_schema(document)
+    kernel = next(e for e in _complete(document) if e["tid"] == 0)
+    assert kernel["dur"] == 64 and kernel["args"] == {"total_cycles": 64, "bound_by": "switch"}
+    switch = next(e for e in _complete(document) if e["name"] == "switch")
+    assert (switch["ts"], switch["dur"]) == (0, 64)
+    assert "  bound by: switch (64 cycles streaming of 64 in total)" in str(result).splitlines()
+    assert result.to_json()["bound_by"] == "switch"
+
+
+def test_rmsnorm_draws_its_last_vector_pass_then_the_cast_and_commit() -> None:
+    document = tcp.trace(_rmsnorm())
+    _check_schema(document)
+    drawn = {e["name"]: (e["ts"], e["dur"]) for e in _complete(document) if e["tid"] != 0}
+    # The pass streams 256 cycles on its Way4 float path with 2 ALUs of latency; cast, trim and
+    # commit pass 128 packets after it: 258 + 128 = 386.
+    assert drawn == {"vector_final": (0, 258), "cast": (258, 128), "commit_trim": (258, 128), "commit": (258, 128)}
+    kernel = next(e for e in _complete(document) if e["tid"] == 0)
+    assert kernel["dur"] == 386 and kernel["args"]["bound_by"] == "vector_final"
+
+
+def test_a_sequence_runs_back_to_back_on_shared_tracks(tmp_path: Path) -> None:
+    results = [_matmul(), _switch(), _matmul()]
+    path = tmp_path / "schedule.json"
+    document = tcp.trace(results, path)
+    _check_schema(document)
+    assert json.loads(path.read_text()) == document
+    kernels = [(e["name"], e["ts"], e["dur"]) for e in _complete(document) if e["tid"] == 0]
+    assert kernels == [("matmul_dm", 0, 9), ("switch_gather", 9, 64), ("matmul_dm", 73, 9)]
+    assert sum(d for _, _, d in kernels) == sum(r.cost.total_cycles for r in results if r.cost is not None)
+    commits = [e["ts"] for e in _complete(document) if e["name"] == "commit"]
+    assert commits == [8, 9, 81]
+    for event in _complete(document):
+        assert 0 <= event["ts"] and event["ts"] + event["dur"] <= 82
+
+
+def test_what_cannot_be_drawn_is_refused_with_the_reason() -> None:
+    with pytest.raises(tcp.LayoutError) as empty:
+        tcp.trace([])
+    assert (empty.value.stage, empty.value.rule) == ("trace", "Subject")
+    with pytest.raises(tcp.LayoutError) as other:
+        tcp.trace(42)
+    assert "cannot draw a int: it is not a kernel's result" in str(other.value)
+    skipped = KernelResult("f.py", "k", "kernel", skipped="no inputs")
+    with pytest.raises(tcp.LayoutError) as costless:
+        tcp.trace(skipped)
+    assert costless.value.rule == "NoCost" and "kernel k (SKIP) has no cost to draw" in str(costless.value)
+
+
+def test_run_writes_the_trace_of_the_kernels_that_ran(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "run.json"
+    assert main(["run", str(EXAMPLES / "switch_gather.py"), "--timeout", "0", "--trace", str(path)]) == 0
+    assert "bound by: switch" in capsys.readouterr().out
+    document = json.loads(path.read_text())
+    _check_schema(document)
+    assert [e["name"] for e in _complete(document) if e["tid"] == 0] == ["switch_gather"]
