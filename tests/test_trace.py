@@ -155,3 +155,52 @@ def test_run_writes_the_trace_of_the_kernels_that_ran(tmp_path: Path, capsys: py
     document = json.loads(path.read_text())
     _check_schema(document)
     assert [e["name"] for e in _complete(document) if e["tid"] == 0] == ["switch_gather"]
+
+
+def test_a_decoder_step_as_far_as_ported_is_one_valid_trace(tmp_path: Path) -> None:
+    """The transformer's kernels that exist, in a decoder step's order: rmsnorm, the q, k, v
+    projections, the output projection, the residual. Each kernel's span is the total its report
+    gives, and the kernel events sum to the step's cycles."""
+    from tcpdsl.harness.stages import flow_stages
+    from test_transformer_projection import proj_o, proj_p, proj_q
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(1024).astype(np.float32)
+    residual = _load(EXAMPLES / "transformer" / "residual.py")
+    step = {
+        "rmsnorm": _rmsnorm(),
+        "proj_q": proj_q(x, rng.standard_normal((2048, 1024)).astype(np.float32)),
+        "proj_k": proj_p(x, rng.standard_normal((1024, 1024)).astype(np.float32)),
+        "proj_v": proj_p(x, rng.standard_normal((1024, 1024)).astype(np.float32)),
+        "proj_o": proj_o(rng.standard_normal(2048).astype(np.float32),
+                         rng.standard_normal((1024, 2048)).astype(np.float32)),
+        "residual": residual.residual(residual.Activation(tcp.Tensor(x, "H")), residual.Activation(tcp.Tensor(x, "H"))),
+    }
+    path = tmp_path / "decoder_step.json"
+    tcp.trace(step, path)
+    document = json.loads(path.read_text())
+    _check_schema(document)
+    kernels = [e for e in _complete(document) if e["tid"] == 0]
+    reported = [flow_stages(out.flow)[1].total_cycles for out in step.values()]
+    assert [e["name"] for e in kernels] == list(step)
+    assert [e["dur"] for e in kernels] == [e["args"]["total_cycles"] for e in kernels] == reported
+    assert [e["ts"] for e in kernels] == [sum(reported[:i]) for i in range(len(reported))]
+    assert "switch" in _tracks(document).values() and "vector_final" in _tracks(document).values()
+    for kernel in kernels:
+        inside = [e for e in _complete(document) if e["tid"] != 0 and e["args"]["kernel"] == kernel["name"]]
+        assert inside and max(e["ts"] + e["dur"] for e in inside) == kernel["ts"] + kernel["dur"]
+
+
+def test_the_last_pipelined_stage_ends_with_the_kernel() -> None:
+    """examples/matmul.py streams 64 cycles in contract_outer; the adder tree (5) and the drain (1)
+    follow it, so contract_lane, fed at the outer stage's pace, ends at 70, the reported total."""
+    document = tcp.trace(tcp.try_kernel(_load(EXAMPLES / "matmul.py").matmul))
+    _check_schema(document)
+    drawn = {e["name"]: (e["ts"], e["dur"], e["args"].get("cycles")) for e in _complete(document)}
+    assert drawn == {
+        "matmul": (0, 70, None),
+        "contract_outer": (0, 64, 64),
+        "contract_packet": (0, 69, 32),
+        "contract_time": (5, 64, 32),
+        "contract_lane": (5, 65, 32),
+    }

@@ -2,9 +2,9 @@
 
 Each engine of the cost model gets a track; its event lasts the cycles the model gives it. The
 drawing follows the model's own sum (``cost.combine``, ``cost.stream_cost``): the pipelined stages
-(the contraction's, or a vector pass) start one after another's latency, each busy for its
-streaming cycles plus its own latency; the stream engines after them (cast, transpose, commit, ...)
-start together once that pipeline has drained. A kernel's span is its reported total; the next
+(the contraction's, or a vector pass) start one after another's latency and end their own latency
+after the slowest stage up to them has streamed; the stream engines after them (cast, transpose,
+commit, ...) start together once that pipeline has drained. A kernel's span is its reported total; the next
 kernel starts where it ends.
 """
 
@@ -26,18 +26,18 @@ PID: Final = 1  # one slice: every figure of the model is per slice
 KERNEL_TRACK: Final = "kernel"
 
 
-def _subject(item: object) -> tuple[str, KernelCost]:
-    """The name and cost of a run result, or of a kernel's output tensor."""
+def _subject(name: str | None, item: object) -> tuple[str, KernelCost]:
+    """The name and cost of a run result, or of a kernel's output tensor (named ``name``, or by its type)."""
     if isinstance(item, KernelResult):
         if item.cost is None:
             raise LayoutError("trace", "NoCost", f"kernel {item.name} ({item.status}) has no cost to draw",
                               hint="trace the results of kernels that ran (a PASS, or a FAIL past its stages)")
-        return item.name, item.cost
+        return name or item.name, item.cost
     chain, flow = getattr(item, "chain", None), getattr(item, "flow", None)
     if isinstance(chain, Chain):
-        return type(item).__name__, chain_stages(chain)[1]
+        return name or type(item).__name__, chain_stages(chain)[1]
     if isinstance(flow, Flow) and flow.steps:
-        return type(item).__name__, flow_stages(flow)[1]
+        return name or type(item).__name__, flow_stages(flow)[1]
     raise LayoutError("trace", "Subject", f"cannot draw a {type(item).__name__}: it is not a kernel's result",
                       hint="pass what tcp.try_kernel returns, a kernel's output tensor, or a list of them")
 
@@ -49,9 +49,11 @@ def schedule(cost: KernelCost) -> tuple[list[tuple[StageCost, int, int]], int]:
     head = [s for s in cost.stages if s.stage in PIPELINED]
     tail = [s for s in cost.stages if s.stage not in PIPELINED]
     placed: list[tuple[StageCost, int, int]] = []
-    offset = 0
+    offset = slowest = 0
     for stage in head:
-        placed.append((stage, offset, stage.cycles + stage.latency))
+        # From its first input to its last output: no stage finishes before the slowest one upstream.
+        slowest = max(slowest, stage.cycles)
+        placed.append((stage, offset, slowest + stage.latency))
         offset += stage.latency
     drained = max(s.cycles for s in head) + offset if head else 0
     placed += [(s, drained, s.cycles) for s in tail]
@@ -70,18 +72,24 @@ def _meta(name: str, tid: int | None, value: str | int) -> dict[str, Any]:
 
 
 def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
-    """The per-engine timeline of one kernel's result, or of a list of them run in order, as a Chrome
-    trace-event document (timestamps and durations in cycles per slice); written to ``path`` as JSON
+    """The per-engine timeline of one kernel's result, or of a list of them run in order (a dict names
+    each by its key), as a Chrome trace-event document (timestamps and durations in cycles per slice); written to ``path`` as JSON
     when given. Perfetto and chrome://tracing open it."""
-    items = list(results) if isinstance(results, Iterable) and not isinstance(results, (str, bytes)) else [results]
+    items: list[tuple[str | None, object]]
+    if isinstance(results, dict):
+        items = [(str(name), item) for name, item in results.items()]
+    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes)):
+        items = [(None, item) for item in results]
+    else:
+        items = [(None, results)]
     if not items:
         raise LayoutError("trace", "Subject", "nothing to draw: the list of results is empty",
                           hint="pass at least one kernel's result")
     tracks: dict[str, int] = {KERNEL_TRACK: 0}
     events: list[dict[str, Any]] = []
     clock = 0
-    for item in items:
-        name, cost = _subject(item)
+    for label, item in items:
+        name, cost = _subject(label, item)
         bound = bound_by(cost)
         placed, total = schedule(cost)
         events.append(_event(name, 0, clock, total, {
