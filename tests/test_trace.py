@@ -204,3 +204,18 @@ def test_the_last_pipelined_stage_ends_with_the_kernel() -> None:
         "contract_time": (5, 64, 32),
         "contract_lane": (5, 65, 32),
     }
+
+
+def test_a_dma_move_has_its_own_track_and_the_dma_formula() -> None:
+    """The rmsnorm weight's move from HBM to DM: 2 KiB runs of 2048 bytes to every one of 64 slices, each
+    run 8 requests of 256 bytes: 64 x 8 = 512 requests after the 500-cycle start-up, HBM to DM pipelined."""
+    module = _load(EXAMPLES / "transformer" / "rmsnorm.py")
+    w = module.Weight(tcp.Tensor(np.ones(1024, np.float32), "H"))
+    moved = w.to_dm(cluster=module.Cluster, slice=module.SliceP4, element=tcp.m["H"])
+    document = tcp.trace({"weight": moved, "rmsnorm": _rmsnorm()})
+    _check_schema(document)
+    drawn = [(e["name"], e["ts"], e["dur"]) for e in _complete(document) if e["name"] in {"weight", "to_dm", "rmsnorm"}]
+    assert drawn == [("weight", 0, 1012), ("to_dm", 0, 1012), ("rmsnorm", 1012, 386)]
+    dma = next(e for e in _complete(document) if e["name"] == "to_dm")
+    assert dma["args"]["notes"] == ["512 requests of 131072 bytes"]
+    assert "to_dm -> Element H (bf16): 1012 cycles" in moved.explain()
