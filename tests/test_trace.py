@@ -219,3 +219,12 @@ def test_a_dma_move_has_its_own_track_and_the_dma_formula() -> None:
     dma = next(e for e in _complete(document) if e["name"] == "to_dm")
     assert dma["args"]["notes"] == ["512 requests of 131072 bytes"]
     assert "to_dm -> Element H (bf16): 1012 cycles" in moved.explain()
+
+
+def test_an_unwritable_trace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no such folder" / "t.json"
+    with pytest.raises(tcp.LayoutError) as refused:
+        tcp.trace(_switch(), missing)
+    assert refused.value.rule == "Unwritable" and f"cannot write the trace to {missing}" in str(refused.value)
+    assert main(["run", str(EXAMPLES / "switch_gather.py"), "--timeout", "0", "--trace", str(missing)]) == 2
+    assert f"tcpdsl run: cannot write the trace to {missing}: No such file or directory" in capsys.readouterr().err

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from tcpdsl.errors import LayoutError
 from tcpdsl.cli.isolated import CAN_FORK, Emit, Event, run_isolated
 from tcpdsl.harness.junit import junit_xml
 from tcpdsl.harness.kernel_spec import kernels_in
@@ -207,8 +208,8 @@ def execute(args: argparse.Namespace) -> int:
                 trace(costed, args.trace)
             else:
                 print(f"tcpdsl run: no trace written: no kernel in {path} has a cost to draw", file=sys.stderr)
-        except OSError as error:
-            print(f"tcpdsl run: cannot write the trace {args.trace}: {error.strerror or error}", file=sys.stderr)
+        except LayoutError as error:
+            print(f"tcpdsl run: {error.detail}", file=sys.stderr)
             return USAGE_ERROR
     if not summary.results:
         print(f"tcpdsl run: nothing to run: no kernel and no main() in {path}", file=sys.stderr)

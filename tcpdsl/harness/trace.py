@@ -73,12 +73,13 @@ def _meta(name: str, tid: int | None, value: str | int) -> dict[str, Any]:
 
 def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
     """The per-engine timeline of one kernel's result, or of a list of them run in order (a dict names
-    each by its key), as a Chrome trace-event document (timestamps and durations in cycles per slice); written to ``path`` as JSON
-    when given. Perfetto and chrome://tracing open it."""
+    each by its key), as a Chrome trace-event document (timestamps and durations in cycles per
+    slice); written to ``path`` as JSON when given. Perfetto and chrome://tracing open it."""
     items: list[tuple[str | None, object]]
     if isinstance(results, dict):
         items = [(str(name), item) for name, item in results.items()]
-    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes)):
+    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes, KernelResult)) \
+            and not hasattr(results, "flow"):
         items = [(None, item) for item in results]
     else:
         items = [(None, results)]
@@ -104,5 +105,9 @@ def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
         meta += [_meta("thread_name", tid, track), _meta("thread_sort_index", tid, tid)]
     document = {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": {"unit": "cycles per slice"}}
     if path is not None:
-        Path(path).write_text(json.dumps(document, indent=1), encoding="utf-8")
+        try:
+            Path(path).write_text(json.dumps(document, indent=1), encoding="utf-8")
+        except OSError as error:
+            raise LayoutError("trace", "Unwritable", f"cannot write the trace to {path}: {error.strerror or error}",
+                              hint="give a file in a folder that exists and that you may write") from None
     return document
