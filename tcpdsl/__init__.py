@@ -121,6 +121,7 @@ _EXPORTS: dict[str, str] = {
     "Plan": "tcpdsl.planner.plan",
     # a kernel on random data against the oracle, as `tcpdsl run` does
     "try_kernel": "tcpdsl.harness.run",
+    "trace": "tcpdsl.harness.trace",
 }
 
 __all__ = sorted([*_EXPORTS, "mx", "__version__"])

@@ -525,8 +525,10 @@ def dm_move_cycles(slice_bytes: int, slices: int, engines: int) -> int:
 
 
 def stream_stage_cost(stage: Stage, params: object, packets: int) -> StageCost:
-    """One engine of a stream (docs/cost-model.md §4): fetch, commit, the switch and the transpose by their
-    formulas; every other engine (collect, the adapters, cast, trim, register stores) passes one packet per cycle."""
+    """One engine of a stream (docs/cost-model.md §4): fetch, commit, a DMA move, the switch and the transpose by
+    their formulas; every other engine (collect, the adapters, cast, trim, register stores) passes one packet per cycle."""
+    if isinstance(params, DmaParams):
+        return StageCost(stage, dma_cycles(params), 0, None, (f"{dma_requests(params)} requests of {params.bytes} bytes",))
     if isinstance(params, FetchParams):
         return StageCost(stage, fetch_cycles(params), 0, None, (f"{params.read_size} elements per read",))
     if isinstance(params, CommitParams):

@@ -16,6 +16,7 @@ from tcpdsl.algebra import PaddingKind as PaddingKind
 from tcpdsl.algebra import axis as axis
 from tcpdsl.algebra import parse as parse
 from tcpdsl.harness.run import try_kernel as try_kernel
+from tcpdsl.harness.trace import trace as trace
 from tcpdsl.errors import DtypeError as DtypeError
 from tcpdsl.errors import LayoutError as LayoutError
 from tcpdsl.errors import MappingSyntaxError as MappingSyntaxError
@@ -123,7 +124,7 @@ __all__ = [
     "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose",
     "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent",
     "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse",
-    "search", "search_chain", "try_kernel", "__version__",
+    "search", "search_chain", "trace", "try_kernel", "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).
 __all__ += [

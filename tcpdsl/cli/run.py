@@ -23,11 +23,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
+from tcpdsl.errors import LayoutError
 from tcpdsl.cli.isolated import CAN_FORK, Emit, Event, run_isolated
 from tcpdsl.harness.junit import junit_xml
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.report import KernelResult, RunSummary, render_result, render_summary
 from tcpdsl.harness.run import EVALUATORS, failure, run_kernel
+from tcpdsl.harness.trace import trace
 
 CLEAN: Final = 0
 FAILURES: Final = 1
@@ -47,6 +49,11 @@ def add_parser(commands: Any) -> None:
     parser.add_argument("--evaluator", choices=EVALUATORS, default="fused", help="how to evaluate chains (default fused)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--junit-xml", metavar="FILE", type=Path, help="also write the results to FILE as a JUnit XML report")
+    parser.add_argument(
+        "--trace", metavar="FILE", type=Path,
+        help="also write the schedule of the kernels that ran, back to back, to FILE as Chrome trace-event JSON "
+        "(open it in Perfetto or chrome://tracing)",
+    )
     parser.add_argument(
         "--timeout", metavar="SECONDS", type=_seconds, default=DEFAULT_TIMEOUT,
         help=f"time limit of each module, its import and its kernels together, in a process of its own "
@@ -193,6 +200,16 @@ def execute(args: argparse.Namespace) -> int:
             args.junit_xml.write_text(junit_xml(summary), encoding="utf-8")
         except OSError as error:
             print(f"tcpdsl run: cannot write the JUnit report {args.junit_xml}: {error.strerror or error}", file=sys.stderr)
+            return USAGE_ERROR
+    if args.trace is not None:
+        costed = [result for result in summary.results if result.cost is not None]
+        try:
+            if costed:
+                trace(costed, args.trace)
+            else:
+                print(f"tcpdsl run: no trace written: no kernel in {path} has a cost to draw", file=sys.stderr)
+        except LayoutError as error:
+            print(f"tcpdsl run: {error.detail}", file=sys.stderr)
             return USAGE_ERROR
     if not summary.results:
         print(f"tcpdsl run: nothing to run: no kernel and no main() in {path}", file=sys.stderr)

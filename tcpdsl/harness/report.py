@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcpdsl.harness.stages import StageRow
+from tcpdsl.harness.stages import StageRow, bound_by
 from tcpdsl.cost import KernelCost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
@@ -79,6 +79,7 @@ class KernelResult:
                 for row in self.stages
             ],
             "total_cycles": cost.total_cycles if cost else None,
+            "bound_by": str(bound.stage) if cost and (bound := bound_by(cost)) else None,
             "mac_utilisation": cost.mac_utilisation if cost else None,
             "average_utilisation": cost.average_utilisation if cost else None,
             "accumulator_cells": cost.accumulator_cells if cost else None,
@@ -143,6 +144,10 @@ def render_result(result: KernelResult) -> str:
             )
         rows.append(("total", "", "per slice", str(cost.total_cycles), "", _percent(cost.mac_utilisation)))
         lines += table(rows, frozenset({3, 4, 5}))
+        slowest = bound_by(cost)
+        if slowest is not None:
+            plural = "" if slowest.cycles == 1 else "s"
+            lines.append(f"  bound by: {slowest.stage} ({slowest.cycles} cycle{plural} streaming of {cost.total_cycles} in total)")
         if cost.accumulator_cells is not None:
             lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
     if result.max_error is not None:

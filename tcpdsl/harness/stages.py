@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
-from tcpdsl.cost import KernelCost, StageCost, chain_cost, stream_cost, stream_params, stream_stage_cost
+from tcpdsl.cost import KernelCost, StageCost, chain_cost, combine, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
+from tcpdsl.numerics.vector_chain import VectorChain
+from tcpdsl.tensors.vector import pass_cost
 from tcpdsl.verify.stage import Stage
+
+# The stages whose costs pipeline with latencies (``cost.combine``): a stream's other engines run after them.
+PIPELINED: Final = frozenset({Stage.CONTRACT_OUTER, Stage.CONTRACT_PACKET, Stage.CONTRACT_TIME, Stage.CONTRACT_LANE,
+                              Stage.VECTOR_FINAL})
 
 
 @dataclass(frozen=True)
@@ -73,8 +79,27 @@ def chain_stages(chain: Chain) -> tuple[tuple[StageRow, ...], KernelCost]:
 def flow_stages(flow: Flow) -> tuple[tuple[StageRow, ...], KernelCost]:
     """The rows of a stream's engines (after those of the chain it starts from) and its total cost."""
     source = flow.root.source
-    chain = chain_stages(source) if isinstance(source, Chain) else None
+    chain = chain_stages(source) if isinstance(source, Chain) else vector_stages(source) if isinstance(source, VectorChain) else None
     costs = tuple(stream_stage_cost(Stage(s.stage), s.params, s.packets) for s in flow.steps)
     rows = [StageRow(Stage(s.stage), s.layout, dict(stream_params(s.params)), c) for s, c in zip(flow.steps, costs)]
     total = stream_cost(costs, chain[1] if chain is not None else None)
     return (*(chain[0] if chain is not None else ()), *rows), total
+
+
+def vector_stages(chain: VectorChain) -> tuple[tuple[StageRow, ...], KernelCost] | None:
+    """A finished vector pass as one row, named for its ``vector_final``: its cycles are the pass's
+    (docs/cost-model.md, "The vector engine"), its latency the ALUs and reduces before the first output."""
+    if not chain.steps:
+        return None
+    state = chain.steps[-1].step.state
+    cost = pass_cost(chain, state)
+    stage = StageCost(Stage.VECTOR_FINAL, cost.cycles, cost.latency, None, cost.notes)
+    steps = " -> ".join(str(step.stage).removeprefix("vector_") for step in chain.steps)
+    row = StageRow(Stage.VECTOR_FINAL, f"pass {steps}", {}, stage)
+    return (row,), combine((stage,), 0, None)
+
+
+def bound_by(cost: KernelCost) -> StageCost | None:
+    """The engine that bounds a kernel: the one streaming the most cycles (the first of a tie); the
+    others overlap with it (docs/trace.md)."""
+    return max(cost.stages, key=lambda stage: stage.cycles, default=None)
