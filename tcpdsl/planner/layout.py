@@ -8,23 +8,27 @@ them as the short text a person would write, which is also the text the emitted 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from math import prod
 
 from tcpdsl.algebra import Mapping, PaddingKind, Symbol, Term, joined_count, pairs
 
-# A digit is the algebra's term ``axis / stride % count``; here its stride times its count divides
-# the axis size, so its text is the short one a person writes.
-Digit = Term
+@dataclass(frozen=True, slots=True)
+class Digit(Term):
+    """The algebra's term ``axis / stride % count``, whose stride times count divides ``n``, so its
+    text is the short one a person writes. A contracted axis the search pads with zeros to ``n``
+    cells has its own size in ``live`` (0 otherwise): its digits read ``K #{0} 1008 / 16``."""
+
+    live: int = 0
+
+    def mapping(self) -> Mapping:
+        return _digit_node(self) if self.live else Term.mapping(self)
 
 
 def _cut(digit: Digit, inner: int) -> tuple[Digit, Digit]:
     """``(outer, inner)``: the digit's innermost ``inner`` values and the rest (``inner`` divides its count)."""
-    return (
-        Digit(digit.axis, digit.n, digit.stride * inner, digit.count // inner),
-        Digit(digit.axis, digit.n, digit.stride, inner),
-    )
+    return replace(digit, stride=digit.stride * inner, count=digit.count // inner), replace(digit, count=inner)
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class Layout:
                 count = (joined_count(p.stride, p.count, last.stride, last.count)
                          if isinstance(p, Digit) and isinstance(last, Digit) and last.axis == p.axis else None)
                 if isinstance(p, Digit) and count is not None:
-                    flat[-1] = Digit(p.axis, p.n, p.stride, count)
+                    flat[-1] = replace(p, count=count)
                 else:
                     flat.append(p)
         return Layout(tuple(flat))
@@ -144,7 +148,8 @@ class Layout:
 
 
 def _digit_node(d: Digit) -> Mapping:
-    return Symbol(d.axis, d.n).stride(d.stride).modulo(d.count)
+    axis = Symbol(d.axis, d.live).padding(d.n, PaddingKind.ZERO) if d.live else Symbol(d.axis, d.n)
+    return axis.stride(d.stride).modulo(d.count)
 
 
 def _node(part: Part) -> Mapping:
