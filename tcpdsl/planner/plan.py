@@ -33,8 +33,9 @@ class Plan:
 
     ``cycles`` is the whole kernel: loading the weights, streaming, contracting, draining and
     committing (docs/cost-model.md, "The whole kernel"); ``breakdown`` gives each engine's busy
-    cycles. ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
-    ``accumulator_use`` are the numbers ``tcpdsl run`` prints for the emitted module.
+    cycles; ``tcpdsl run`` prints both (per tile) as its "whole kernel" line for the emitted module.
+    ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
+    ``accumulator_use`` are the "total" row of its stage table.
     ``streamed`` is 0 or 1: which einsum operand the kernel streams.
     """
 
