@@ -124,6 +124,13 @@ def test_an_odd_contracted_axis_is_padded_with_zeros() -> None:
     assert best.cost.total_cycles == 16 < partial[0].cost.total_cycles == 21
 
 
+def test_a_contracted_axis_of_whole_flits_is_not_padded() -> None:
+    # 48 bf16 cells are three whole flits: exact packets fill them, so no plan pads K.
+    plans = tcp.search("tk,nk->tn", {"T": 16, "K": 48, "N": 8}, top=8)
+    assert not any("#{0}" in text for p in plans for text in vars(p.layouts).values() if isinstance(text, str))
+    assert not any(p.problem.zero_padded for p in plans)
+
+
 def test_a_contracted_axis_padded_to_whole_flits_runs_on_both_evaluators(tmp_path: Path) -> None:
     # K = 999 fills 9 cells of each flit unpadded: 111 flits per row, 450 contraction cycles. Padded
     # with zeros to 1008 it takes 63 full flits per row (4 rows of T: 252 packets, a depth-4 tree,

@@ -267,13 +267,14 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object,
 
 
 def zero_padded(problem: Problem) -> list[Problem]:
-    """The problem with each contracted axis that fills no whole flit pair padded with zeros to
-    the next multiple of one and of two flits (docs/search.md §5): ``K`` = 999 is also searched as
-    ``K #{0} 1008`` and ``K #{0} 1024``, whose full packets sum fewer flits."""
+    """The problem with each contracted axis that fills no whole flit padded with zeros to the next
+    multiple of one and of two flits (docs/search.md §5): ``K`` = 999 is also searched as
+    ``K #{0} 1008`` and ``K #{0} 1024``, whose full packets sum fewer flits. An axis of whole flits
+    is not padded: its exact packets already fill them."""
     out: list[Problem] = []
     for axis in problem.with_role(Role.CONTRACTED):
         size = problem.sizes[axis]
-        if problem.declared[axis] != size or axis in problem.zero_padded:
+        if problem.declared[axis] != size or size % problem.flit == 0:
             continue  # a tile of an axis object is no whole axis to pad
         for extent in sorted({align_up(size, problem.flit), align_up(size, 2 * problem.flit)} - {size}):
             out.append(replace(
