@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+import tcpdsl as tcp
+from tcpdsl import m
 from tcpdsl.algebra import parse
 from tcpdsl.cost import (
     dm_move_cycles,
@@ -55,3 +58,20 @@ def test_commit_and_moves() -> None:
     assert result_commit_cycles(32) == 32  # one 32-byte write per result packet
     # DM to DM serialises reads and writes: 64 KiB over 4 engines is 64 requests each, twice
     assert dm_move_cycles(1024, 64, engines=4) == 500 + 2 * 64
+
+
+def test_narrowing_a_result_for_the_next_kernel_costs_no_more_than_committing_it() -> None:
+    # A chain's kernel hands its f32 result to the next one as bf16: the commit adapter narrows it
+    # while writing (commit_cast), one packet a cycle like the commit, so the whole-kernel commit
+    # figure holds for it too: 16 result packets, 16 cycles either way.
+    M, N = tcp.axis("M", 16), tcp.axis("N", 8)
+    grid = (m["1"], m["1 # 2"], m["1 # 256"])
+    result = tcp.CollectTensor[tcp.f32, grid[0], grid[1], grid[2], m["M"], m["N"]](
+        tcp.Device().main, tcp.Tensor(np.zeros((16, 8)), [M, N])
+    )
+    trimmed = result.commit_trim(out_packet=m["N"])
+    plain = trimmed.commit(element=m["M, N"]).explain()
+    narrowed = trimmed.commit_cast(tcp.bf16).commit(element=m["M, N"]).explain()
+    assert plain.splitlines()[-1] == narrowed.splitlines()[-1] == "  total: 16 cycles per slice"
+    assert "commit_cast -> Time M | Packet N (bf16): 16 cycles" in narrowed
+    assert result_commit_cycles(16) == 16

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -12,6 +13,9 @@ from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl.algebra import Digit, PaddingKind, parse
+from tcpdsl.cli.run import load
+from tcpdsl.harness.kernel_spec import kernels_in
+from tcpdsl.harness.run import run_kernel
 from tcpdsl.planner import Plan, engine
 from tcpdsl.planner.layout import Group, Layout
 from tcpdsl.planner.progress import Progress
@@ -107,11 +111,46 @@ def test_the_best_plan_counts_the_whole_kernel() -> None:
     assert best.cycles == 12788 + 3072 + 8199
 
 
-def test_an_odd_contracted_axis_fills_a_zero_padded_flit() -> None:
-    # 27 has no factor of two: its largest divisor below a 16-element flit fills 9 cells of it.
-    plan = tcp.search("tk,nk->tn", {"T": 10, "K": 27, "N": 7}, top=1)[0]
-    assert plan.layouts.stream_packet == "K % 9 #{0} 16"
-    assert plan.layouts.stream_time.endswith("K / 9")
+def test_an_odd_contracted_axis_is_padded_with_zeros() -> None:
+    # 27 has no factor of two. Padded with zeros to 32 it fills two whole flits; unpadded, its
+    # largest divisor below a 16-element flit fills 9 cells of three (K % 9 #{0} 16), which costs
+    # more and still ranks among the plans.
+    plans = tcp.search("tk,nk->tn", {"T": 10, "K": 27, "N": 7}, top=8)
+    best = plans[0]
+    assert (best.layouts.stream_packet, best.layouts.element) == ("K #{0} 32 % 16", "K #{0} 32")
+    assert best.layouts.stream_time == "T % 5, K #{0} 32 / 16"
+    partial = [p for p in plans if p.layouts.stream_packet == "K % 9 #{0} 16"]
+    assert partial and partial[0].layouts.stream_time.endswith("K / 9")
+    assert best.cost.total_cycles == 16 < partial[0].cost.total_cycles == 21
+
+
+def test_a_contracted_axis_of_whole_flits_is_not_padded() -> None:
+    # 48 bf16 cells are three whole flits: exact packets fill them, so no plan pads K.
+    plans = tcp.search("tk,nk->tn", {"T": 16, "K": 48, "N": 8}, top=8)
+    assert not any("#{0}" in text for p in plans for text in vars(p.layouts).values() if isinstance(text, str))
+    assert not any(p.problem.zero_padded for p in plans)
+
+
+def test_a_contracted_axis_padded_to_whole_flits_runs_on_both_evaluators(tmp_path: Path) -> None:
+    # K = 999 fills 9 cells of each flit unpadded: 111 flits per row, 450 contraction cycles. Padded
+    # with zeros to 1008 it takes 63 full flits per row (4 rows of T: 252 packets, a depth-4 tree,
+    # one drain): 258 cycles; K = 1024 needs 256 flits to load and ranks below it.
+    sizes = {"T": 32, "K": 999, "N": 8}
+    plans = tcp.search("tk,nk->tn", sizes, top=2)
+    best = plans[0]
+    assert best.layouts.stream_packet == "K #{0} 1008 % 16"
+    assert (best.layouts.stream_time, best.layouts.element) == ("T % 4, K #{0} 1008 / 16", "K #{0} 1008")
+    assert best.cost.total_cycles == 252 + 5 + 1
+    assert best.source().count('K = tcp.axis("K", 999)') == 1
+    x, w = _operands("tk,nk->tn", sizes, seed=7)
+    _agrees(best, "tk,nk->tn", x, w)
+    path = tmp_path / "padded_k.py"
+    path.write_text(best.source("padded_k"), encoding="utf-8")
+    (spec,) = kernels_in(load(path, 0))
+    for evaluator in ("fused", "simulate"):
+        result = run_kernel(spec, path, seed=3, evaluator=evaluator)
+        assert result.passed, result.error
+        assert result.cost is not None and result.cost.total_cycles == best.cost.total_cycles
 
 
 def test_either_operand_may_stream() -> None:

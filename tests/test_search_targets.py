@@ -84,7 +84,10 @@ def test_tcpdsl_run_reports_the_plans_figures(
         result = run_kernel(spec, path, seed=5, evaluator=evaluator)
         assert result.passed, result.error
         assert result.cost is not None
-        assert result.cost.total_cycles == plan.cost.total_cycles  # `tcpdsl run` prints the contraction
+        assert result.cost.total_cycles == plan.cost.total_cycles  # the stage table's total: the contraction
+        assert result.whole is not None and result.whole.total_cycles == plan.cycles  # and the whole kernel
+        assert dict(result.whole.breakdown) == plan.breakdown
+        assert f"  whole kernel: {plan.cycles} cycles per slice (weight DMA " in str(result)
         assert result.cost.mac_utilisation == plan.mac_utilisation
         assert result.cost.accumulator_use == plan.accumulator_use
 

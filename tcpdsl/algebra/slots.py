@@ -47,6 +47,9 @@ class Digit:
     n: int
     stride: int
     count: int
+    # An axis of ``live`` elements zero-padded to ``n`` cells (a contracted axis the search pads, read
+    # ``K #{0} 1008 / 16``); 0 when the axis has ``n`` elements.
+    live: int = 0
 
     @property
     def top(self) -> int:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.canonical import slots_of
 from tcpdsl.algebra.nodes import Mapping, Pair, StructKey, Symbol
+from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.render import render_slot
 from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, joined_count, slot_strides
 
@@ -27,7 +28,10 @@ from tcpdsl.algebra.slots import Composite, Digit, Operand, Slot, Slots, joined_
 
 
 def digit_mapping(digit: Digit) -> Mapping:
-    """The digit as a one-digit mapping (``m["B / 2"]``)."""
+    """The digit as a one-digit mapping (``m["B / 2"]``, or ``m["K #{0} 1008 / 16"]`` for a digit of a
+    zero-padded axis)."""
+    if digit.live:
+        return Symbol(digit.axis, digit.live).padding(digit.n, PaddingKind.ZERO).stride(digit.stride).modulo(digit.count)
     return render_slot(Slot(digit, digit.count))
 
 

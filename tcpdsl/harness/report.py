@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcpdsl.harness.stages import StageRow, bound_by
-from tcpdsl.cost import KernelCost
+from tcpdsl.cost import KernelCost, WholeKernelCost, whole_chain_cost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
 
@@ -31,6 +31,9 @@ class KernelResult:
     tolerance: float | None = None
     stages: tuple[StageRow, ...] = ()
     cost: KernelCost | None = None
+    # A kernel through contract_lane, costed whole: the weights loaded from HBM, the contraction and
+    # the commit of its results, what a search plan's ``cycles`` counts (docs/runtime.md §4).
+    whole: WholeKernelCost | None = None
 
     @property
     def status(self) -> str:
@@ -44,6 +47,7 @@ class KernelResult:
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
         self.stages, self.cost = stages
+        self.whole = whole_chain_cost(chain) if chain.lane_time is not None else None
 
     def describe_flow(self, flow: Flow, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         """A stream's engines: from the dtype it starts in to the one it ends in."""
@@ -84,6 +88,8 @@ class KernelResult:
             "average_utilisation": cost.average_utilisation if cost else None,
             "accumulator_cells": cost.accumulator_cells if cost else None,
             "accumulator_use": cost.accumulator_use if cost else None,
+            "whole_cycles": self.whole.total_cycles if self.whole else None,
+            "whole_breakdown": dict(self.whole.breakdown) if self.whole else None,
             "output": self.output,
         }
 
@@ -150,6 +156,9 @@ def render_result(result: KernelResult) -> str:
             lines.append(f"  bound by: {slowest.stage} ({slowest.cycles} cycle{plural} streaming of {cost.total_cycles} in total)")
         if cost.accumulator_cells is not None:
             lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
+        if result.whole is not None:
+            shares = ", ".join(f"{engine} {cycles}" for engine, cycles in result.whole.breakdown)
+            lines.append(f"  whole kernel: {result.whole.total_cycles} cycles per slice ({shares})")
     if result.max_error is not None:
         bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
         lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")

@@ -17,7 +17,7 @@ from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
 from tcpdsl.planner.grid import GridPins, Machine
 from tcpdsl.planner.placement import placement
 from tcpdsl.planner.plan import Plan, Plans
-from tcpdsl.planner.problem import STAGE, Problem, make_problem
+from tcpdsl.planner.problem import STAGE, Problem, make_problem, zero_padded
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.source import check_axis_names
 from tcpdsl.planner.tiling import Tiling, tile_problems
@@ -75,7 +75,8 @@ def search(
             STAGE, "Option", f"streamed= must be \"first\", \"second\" or \"either\", got {streamed!r}",
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
-    return plan_problem([problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]], settings, progress)
+    oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
+    return plan_problem([*oriented, *(q for p in oriented for q in zero_padded(p))], settings, progress)
 
 
 def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | None = None) -> Plans:

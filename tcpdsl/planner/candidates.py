@@ -111,7 +111,7 @@ def _cells(problem: Problem, grid: Grid, axis: str) -> int:
 
 
 def _packing(problem: Problem, order: tuple[str, ...], counts: tuple[int, ...], flit: int) -> Packing:
-    packet = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(order, counts)))
+    packet = Layout.of(*(problem.digit(a, 1, c) for a, c in zip(order, counts)))
     halves = packet.split(flit)
     assert halves is not None  # power-of-two digits split at a power of two
     packed, flit_part = halves
@@ -128,7 +128,7 @@ def _padded_packings(problem: Problem, cells: dict[str, int], flit: int, clock: 
     options = [[d for d in range(1, flit + 1) if cells[a] % d == 0] for a in contracted]
     found = sorted((c for c in _ticking(product(*options), clock) if prod(c) < flit), key=lambda c: (-prod(c), c))
     for counts in found:
-        digits = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(contracted, counts)))
+        digits = Layout.of(*(problem.digit(a, 1, c) for a, c in zip(contracted, counts)))
         packet = digits.padded(flit, PaddingKind.ZERO)
         if packet is not None:
             yield Packing(packet, packet, Layout(), Layout(), packet, tuple(zip(contracted, counts)))
@@ -142,7 +142,7 @@ def lanes(problem: Problem, grid: Grid, clock: Clock) -> Iterator[tuple[Layout, 
     choices = [c for c in _ticking(product(*options), clock) if prod(c) <= MAX_LANES]
     choices.sort(key=lambda c: (-prod(c), c))
     for counts in choices:
-        digits = Layout.of(*(Digit(a, problem.declared[a], 1, c) for a, c in zip(axes, counts)))
+        digits = Layout.of(*(problem.digit(a, 1, c) for a, c in zip(axes, counts)))
         lane = digits.padded(min(n for n in VALID_LANE_SIZES if n >= digits.size))
         if lane is not None:
             yield lane, dict(zip(axes, counts))
@@ -165,7 +165,7 @@ def candidates(problem: Problem, grid: Grid, packing: Packing, lane: Layout, lan
         role = problem.role(axis)
         cells = _cells(problem, grid, axis)
         inner = lane_counts.get(axis, 1) if role is Role.WEIGHT else packet_counts.get(axis, 1)
-        digit = Digit(axis, problem.declared[axis], inner, cells // inner)
+        digit = problem.digit(axis, inner, cells // inner)
         {Role.WEIGHT: walked, Role.CONTRACTED: contracted}.get(role, kept).append(digit)
     contracted.sort(key=lambda d: problem.stream_axes.index(d.axis))
     for broadcast in (False, True) if walked else (False,):

@@ -8,19 +8,16 @@ them as the short text a person would write, which is also the text the emitted 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from math import prod
 
-from tcpdsl.algebra import Digit, Mapping, PaddingKind, Symbol, digit_text, joined_count, pairs
+from tcpdsl.algebra import Digit, Mapping, PaddingKind, digit_mapping, digit_text, joined_count, pairs
 
 
 def _cut(digit: Digit, inner: int) -> tuple[Digit, Digit]:
     """``(outer, inner)``: the digit's innermost ``inner`` values and the rest (``inner`` divides its count)."""
-    return (
-        Digit(digit.axis, digit.n, digit.stride * inner, digit.count // inner),
-        Digit(digit.axis, digit.n, digit.stride, inner),
-    )
+    return replace(digit, stride=digit.stride * inner, count=digit.count // inner), replace(digit, count=inner)
 
 
 @dataclass(frozen=True)
@@ -65,7 +62,7 @@ class Layout:
                 count = (joined_count(p.stride, p.count, last.stride, last.count)
                          if isinstance(p, Digit) and isinstance(last, Digit) and last.axis == p.axis else None)
                 if isinstance(p, Digit) and count is not None:
-                    flat[-1] = Digit(p.axis, p.n, p.stride, count)
+                    flat[-1] = replace(p, count=count)
                 else:
                     flat.append(p)
         return Layout(tuple(flat))
@@ -139,14 +136,10 @@ class Layout:
         return pairs([_node(p) for p in self.parts])
 
 
-def _digit_node(d: Digit) -> Mapping:
-    return Symbol(d.axis, d.n).stride(d.stride).modulo(d.count)
-
-
 def _node(part: Part) -> Mapping:
     if isinstance(part, Digit):
-        return _digit_node(part)
-    return pairs([_digit_node(d) for d in part.digits]).padding(part.extent, part.kind)
+        return digit_mapping(part)
+    return pairs([digit_mapping(d) for d in part.digits]).padding(part.extent, part.kind)
 
 
 def _extent(part: Part) -> int:

@@ -33,8 +33,9 @@ class Plan:
 
     ``cycles`` is the whole kernel: loading the weights, streaming, contracting, draining and
     committing (docs/cost-model.md, "The whole kernel"); ``breakdown`` gives each engine's busy
-    cycles. ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
-    ``accumulator_use`` are the numbers ``tcpdsl run`` prints for the emitted module.
+    cycles; ``tcpdsl run`` prints both (per tile) as its "whole kernel" line for the emitted module.
+    ``cost`` is the contraction alone, whose ``total_cycles``, ``mac_utilisation`` and
+    ``accumulator_use`` are the "total" row of its stage table.
     ``streamed`` is 0 or 1: which einsum operand the kernel streams.
     """
 
@@ -130,7 +131,7 @@ class Plan:
         stream, weight = (second, first) if p.swapped else (first, second)
         device = Device(Topology(chips=self.machine.chips, pes=self.machine.pes))
         if self.tiling is not None:
-            whole = (Tensor(values, axes, sizes=p.declared) for values, axes in ((stream, p.stream_axes), (weight, p.weight_axes)))
+            whole = (Tensor(values, axes, sizes=p.written) for values, axes in ((stream, p.stream_axes), (weight, p.weight_axes)))
             out = getattr(module, f"{self.name}_tiles")(device, *whole)
             values = np.asarray(out.to_numpy(p.out_axes))
             return values.reshape(tuple(p.given_sizes[a] for a in p.given[2]))
@@ -169,16 +170,19 @@ class Plan:
 
 
 def sizes_text(problem: Problem) -> str:
-    """``H=64, Wp=1024 of 4096``: every axis' size, and the declared size of an axis searched as a tile."""
+    """``H=64, Wp=1024 of 4096, K=999 padded to 1008``: every axis' size, the declared size of an axis
+    searched as a tile, and the extent of an axis padded with zeros."""
     return ", ".join(
-        f"{a}={n}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "") for a, n in problem.sizes.items()
+        f"{a}={problem.zero_padded.get(a, n)}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "")
+        + (f" padded to {n}" if a in problem.zero_padded else "")
+        for a, n in problem.sizes.items()
     )
 
 
 def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
     """An operand over ``axes``; an axis searched as a tile holds its innermost cells (``Wp % 1024``)."""
     if all(problem.declared[a] == problem.sizes[a] for a in axes):
-        return Tensor(values, axes, sizes=problem.sizes)
+        return Tensor(values, axes, sizes=problem.written)
     terms = ", ".join(a if problem.declared[a] == problem.sizes[a] else f"{a} % {problem.sizes[a]}" for a in axes)
     return Tensor(values, parse(terms, problem.declared))
 

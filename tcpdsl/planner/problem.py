@@ -10,15 +10,16 @@ from __future__ import annotations
 import enum
 import operator
 from collections.abc import Mapping as MappingABC
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from math import prod
 from typing import Final
 
-from tcpdsl.algebra import Axis
+from tcpdsl.algebra import Axis, Digit
 from tcpdsl.errors import LayoutError
 from tcpdsl.syntax import is_axis_name
 from tcpdsl.verify import BITS, check_pairing, flit_elements
+from tcpdsl.verify.constants import align_up
 
 STAGE: Final = "search"
 # The most cells an operand or the result may hold: 2**40 cells are 512 GiB even at four bits, far
@@ -57,6 +58,18 @@ class Problem:
     accumulator: str
     swapped: bool  # True when the einsum's second operand is the stream
     declared: dict[str, int]
+    # A contracted axis searched padded with zeros (docs/search.md §5): its own size, where
+    # ``sizes`` and ``declared`` hold the padded extent its layouts are written over.
+    zero_padded: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def written(self) -> dict[str, int]:
+        """Each axis' size as the module declares it and the operands hold it (a padded axis' own size)."""
+        return {**self.declared, **self.zero_padded}
+
+    def digit(self, axis: str, stride: int, count: int) -> Digit:
+        """The digit ``axis / stride % count``, over the padded extent of a Zero-padded axis."""
+        return Digit(axis, self.declared[axis], stride, count, self.zero_padded.get(axis, 0))
 
     @property
     def stream_axes(self) -> tuple[str, ...]:
@@ -250,3 +263,21 @@ def make_problem(einsum: object, sizes: object, stream: object, weights: object,
         stream_name, weight_name, accumulator, False,
         {a: carried.get(a, n) for a, n in checked.items() if n > 1},
     )
+
+
+def zero_padded(problem: Problem) -> list[Problem]:
+    """The problem with each contracted axis that fills no whole flit padded with zeros to the next
+    multiple of one and of two flits (docs/search.md §5): ``K`` = 999 is also searched as
+    ``K #{0} 1008`` and ``K #{0} 1024``, whose full packets sum fewer flits. An axis of whole flits
+    is not padded: its exact packets already fill them."""
+    out: list[Problem] = []
+    for axis in problem.with_role(Role.CONTRACTED):
+        size = problem.sizes[axis]
+        if problem.declared[axis] != size or size % problem.flit == 0:
+            continue  # a tile of an axis object is no whole axis to pad
+        for extent in sorted({align_up(size, problem.flit), align_up(size, 2 * problem.flit)} - {size}):
+            out.append(replace(
+                problem, sizes={**problem.sizes, axis: extent}, declared={**problem.declared, axis: extent},
+                zero_padded={**problem.zero_padded, axis: size},
+            ))
+    return out

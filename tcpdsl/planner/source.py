@@ -134,7 +134,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str, til
             f"The weights exceed the TRF: {name}_tiles runs {name} once per tile {tiling.digit} "
             f"({tiling.count} tiles of {tiling.size}), {tiling.count * chain.whole.total_cycles} cycles in all.",
         ]
-    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.declared.items()]
+    axes = [f'{a} = tcp.axis("{a}", {n})' for a, n in problem.written.items()]
     stream_t, weight_t, acc_t = (f"tcp.{d}" for d in (problem.stream_dtype, problem.weight_dtype, problem.accumulator))
     lines = [
         '"""' + "\n".join(doc) + '\n"""',
