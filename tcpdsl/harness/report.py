@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcpdsl.harness.stages import StageRow
+from tcpdsl.harness.stages import PassRow, StageRow
 from tcpdsl.cost import KernelCost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
@@ -31,6 +31,7 @@ class KernelResult:
     tolerance: float | None = None
     stages: tuple[StageRow, ...] = ()
     cost: KernelCost | None = None
+    passes: tuple[PassRow, ...] = ()  # the vector passes it went through, in order
 
     @property
     def status(self) -> str:
@@ -78,6 +79,7 @@ class KernelResult:
                 }
                 for row in self.stages
             ],
+            "vector_passes": [{"steps": p.steps, "cycles": p.cycles, "latency": p.latency} for p in self.passes],
             "total_cycles": cost.total_cycles if cost else None,
             "mac_utilisation": cost.mac_utilisation if cost else None,
             "average_utilisation": cost.average_utilisation if cost else None,
@@ -145,6 +147,8 @@ def render_result(result: KernelResult) -> str:
         lines += table(rows, frozenset({3, 4, 5}))
         if cost.accumulator_cells is not None:
             lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
+    for number, done in enumerate(result.passes, 1):
+        lines.append(f"  vector pass {number}: {done.steps} steps, {done.cycles} cycles streaming, {done.latency} cycles latency")
     if result.max_error is not None:
         bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
         lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")
