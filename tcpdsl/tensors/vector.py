@@ -33,7 +33,7 @@ from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import Scalar, f32, i32
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, PassStep, VectorChain, VrfValues
 from tcpdsl.tensors import back
-from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out
+from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
@@ -763,6 +763,10 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
     def commit_trim(self, *, out_packet: object) -> CommitTrimTensor[D, ChipT, ClusterT, SliceT, TimeT, Any]:
         """Keep the first 8, 16, 24 or 32 bytes of each packet for the commit (docs/stage-rules.md §4.8)."""
         return back.trim(self, self._flow, out_packet)  # type: ignore[no-any-return]
+
+    def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
+        """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
+        return back.transpose(self, self._flow, out_time, out_packet)  # type: ignore[no-any-return]
 
     def _describe(self) -> str:
         last = self._pass.steps[-1].step.state

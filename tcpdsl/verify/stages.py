@@ -89,7 +89,7 @@ STAGES: Final[dict[Stage, StageRow]] = {
             positional=("config",),
         ),
         StageRow(
-            Stage.TRANSPOSE, (COLLECT, CONTRACT, CAST), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
+            Stage.TRANSPOSE, (COLLECT, CONTRACT, CAST, FINAL), TRANSPOSE, ("out_time", "out_packet"), compose_switch.transpose,
             "5.2",
         ),
         # The stream front (docs/architecture.md, "Adding a stream stage").
