@@ -182,6 +182,10 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Term, ...], Array, bool]:
         terms = root.terms
     elif isinstance(root.source, VectorChain):
         expected, terms, scale = pass_expected(root.source, _origin)
+        # The pass's result keeps the axes of its data; one the layout only replicated over is read at 0.
+        keep = {t.axis for t in root.terms}
+        first = tuple(slice(None) if t.axis in keep else 0 for t in terms)
+        expected, scale, terms = expected[first], scale[first], tuple(t for t in terms if t.axis in keep)
         exact = expected.dtype.kind in "iu"
     else:
         raise LayoutError(_STAGE, "NoOracle", "the stream starts from data the oracle does not follow")

@@ -59,7 +59,8 @@ def pass_expected(chain: VectorChain, origin: Origin) -> tuple[Array, tuple[Term
             values, scale = rearrange(values, terms, step.terms), rearrange(scale, terms, step.terms)
         elif step.stage not in _PASSIVE:
             operands = [_operand(o, terms, stash, origin) for o in step.operands]
-            values, scale = _apply(step, (values, scale), operands)
+            shape = values.shape  # an op keeps the stream's shape, even one that reads only operands (MODE11)
+            values, scale = (np.broadcast_to(a, shape).copy() for a in _apply(step, (values, scale), operands))
         terms = step.terms
     return values, terms, scale
 
