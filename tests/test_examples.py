@@ -37,6 +37,7 @@ KERNEL_EXAMPLES = [
     "trf_sequencer_partial_read",
     "transpose_rows",
     "valid_size_32",
+    "vrf_add_segmented",
     "weight_groups",
 ]
 # Outer-only doc examples stop at contract_outer.

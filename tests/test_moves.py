@@ -9,7 +9,9 @@ from tcpdsl.algebra import Digit, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.stream import fused_logical, simulated
 from tcpdsl.numerics.flow import Flow, Root, Step
+from tcpdsl.numerics import moves
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
+from tcpdsl.numerics.transfer import holds_only
 
 SIZES = {"A": 4, "B": 8}
 TERMS = (Digit("A", 4, 1, 4),)
@@ -57,3 +59,26 @@ def test_convert_is_the_rngd_cast() -> None:
     narrowed = convert(np.array([1e-40, np.nan, 1.0], dtype=np.float32), "f32", "bf16")
     assert narrowed.view(np.uint16).tolist() == [0, 0x7FC0, 0x3F80]
     assert convert(np.array([300, -200], dtype=np.int32), "i32", "i8").tolist() == [44, 56]
+
+
+BOTH = (Term("A", 4, 1, 4), Term("B", 8, 1, 8))
+DESTINATIONS = ["A, B", "B, A", "B / 2, A, B % 2", "2, B % 4 # 6, A, B / 4", "A # 5, B #{0} 9", "B, 1 # 3, A % 2, A / 2",
+                "A = 2, B", "A, B = 5 # 8"]
+
+
+@pytest.mark.parametrize("dst", DESTINATIONS)
+def test_a_move_by_slots_equals_the_move_by_cells(dst: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The slot path (docs/runtime.md §4) must give the cell path's values and poison, padding included.
+    rng = np.random.default_rng(len(dst))
+    values = rng.integers(-100, 100, size=(4, 8)).astype(np.int32)
+    buffer, mask = lay_out(values, BOTH, m("B, A"), "i32")
+    mask = mask | (rng.random(mask.shape) < 0.2).astype(np.uint8)  # some cells arrive poisoned
+    fast = move((buffer, mask), m("B, A"), m(dst), BOTH, "i32")
+    monkeypatch.setattr(moves, "holds_only", lambda mapping, terms: False)
+    slow = move((buffer, mask), m("B, A"), m(dst), BOTH, "i32")
+    assert np.array_equal(fast[1], slow[1]) and np.array_equal(fast[0], slow[0])
+
+
+def test_the_slot_path_is_taken_only_when_every_digit_is_an_elements() -> None:
+    assert holds_only(m("B / 2, A, B % 2"), BOTH)
+    assert not holds_only(m("A"), (Term("A", 4, 1, 2),))  # A / 2 is a digit the terms lack

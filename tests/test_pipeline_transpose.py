@@ -139,3 +139,24 @@ def test_the_books_transposes_run_and_report_their_cycles(evaluator: str, dtype:
     assert np.array_equal(t.to_tensor().to_numpy(" ".join(axes)), x)
     assert t.explain().splitlines()[1].startswith(f"  transpose -> Time {out_time} | Packet {out_packet} ({dtype}): "
                                                   f"{cycles} cycles; ")
+
+
+Columns = tcp.CollectTensor[tcp.i32, Chip, Cluster, Slice, m["N"], m["C # 8"]]
+
+
+@tcp.kernel
+def add_then_transpose(x: Columns) -> object:
+    final = x.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO).vector_fxp(tcp.FxpBinaryOp.ADD_FXP, 5).vector_final()
+    return final.transpose(out_time=m["C"], out_packet=m["N # 8"])
+
+
+def test_a_vector_pass_result_transposes(evaluator: str) -> None:
+    """A pass's result (i32 at Way8) goes to the transpose engine as a collected stream would."""
+    x = np.random.default_rng(5).integers(-1000, 1000, size=(16, 2, 8)).astype(np.int32)
+    t = add_then_transpose(Columns(dev.main, tcp.Tensor(x, "A N C")))
+    assert repr(t) == '<TransposeTensor[i32, m["1"], m["1 # 2"], m["A # 64"], m["C"], m["N # 8"]]>'
+    assert np.array_equal(t.to_tensor().to_numpy("A N C"), x + 5)
+    assert np.array_equal(t.physical()[0, 0, 7, 3, :2], x[7, :, 3] + 5)
+    result = tcp.try_kernel(add_then_transpose, evaluator=evaluator)
+    assert (result.status, result.max_error) == ("PASS", 0.0), result.error
+    assert [row.stage for row in result.stages] == ["transpose"]

@@ -54,7 +54,7 @@ def lm_head(x: np.ndarray, w: np.ndarray, tiles: int) -> Any:
 
 
 # Every tile through the fused evaluator; the simulator, which moves every weight cell, on the first tile.
-@pytest.mark.parametrize("evaluator, tiles", [("fused", 19), ("simulate", 1)])
+@pytest.mark.parametrize("evaluator, tiles", [("fused", 19), ("simulate", 19)])
 def test_lm_head_matches_the_model(evaluator: str, tiles: int) -> None:
     rng = np.random.default_rng(12)
     x = model.uniform_bf16(rng, (H.n,), 1.0)

@@ -363,8 +363,18 @@ def relu_kernel(x: FlatF) -> object:
     return tagged(x).vector_clip(tcp.ClipBinaryOpF32.MAX, 0.0).vector_final()
 
 
-def test_the_runner_skips_a_vector_pass_it_has_no_oracle_for() -> None:
-    # The oracle follows moves, casts and contractions; a pass computes, so the runner must not fail it.
-    result = tcp.try_kernel(relu_kernel)
+def test_the_runner_checks_a_vector_pass_against_its_own_model(evaluator: str) -> None:
+    result = tcp.try_kernel(relu_kernel, evaluator=evaluator)
+    assert (result.status, result.max_error) == ("PASS", 0.0)
+    assert [(p.steps, p.cycles) for p in result.passes] == [(4, 1)]  # init, tag, clip, final
+
+
+@tcp.kernel
+def bits_kernel(x: FlatF) -> object:
+    return tagged(x).vector_logic(tcp.LogicBinaryOpF32.BIT_AND, 1.0).vector_final()
+
+
+def test_the_runner_skips_a_pass_whose_ops_the_oracle_does_not_model() -> None:
+    result = tcp.try_kernel(bits_kernel)
     assert (result.status, result.skipped) == (
-        "SKIP", "the oracle does not follow a vector pass's arithmetic; compare it with a numpy model of the pass")
+        "SKIP", "the oracle does not model vector_logic's bit-level BitAnd; compare it with a numpy model of the pass")

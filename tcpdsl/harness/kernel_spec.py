@@ -39,12 +39,12 @@ _INT_RANGES: Final[dict[str, tuple[int, int]]] = {
     "i9": (-256, 256),
     "i32": (-1024, 1024),
 }
-_SOURCES: Final = ("CollectTensor", "TrfTensor", "DmTensor")
+_SOURCES: Final = ("CollectTensor", "TrfTensor", "DmTensor", "HbmTensor")
 # Random inputs are drawn as float64 first: 2**28 elements are 2 GiB, the most a run should ask for.
 MAX_RANDOM_ELEMENTS: Final = 1 << 28
 _LISTED: Final = 1 << 16  # coordinates listed at most to compare digits that do not divide one another
 # Memory tensors are built from data alone: they sit in DM, not in a tensor-unit context.
-_IN_MEMORY: Final = ("DmTensor",)
+_IN_MEMORY: Final = ("DmTensor", "HbmTensor")
 
 
 class KernelSpecError(TcpError, TypeError):
@@ -124,7 +124,7 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
     spec = getattr(hint, "__tcp_spec__", None)
     if not isinstance(hint, Specialised) or not isinstance(spec, Spec) or spec.family.name not in _SOURCES:
         raise KernelSpecError(
-            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor, TrfTensor or DmTensor, got {hint!r}"
+            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor, got {hint!r}"
         )
     full = pairs(list(spec.layouts))
     found = held(full)

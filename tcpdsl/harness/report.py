@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tcpdsl.harness.stages import StageRow, bound_by
+from tcpdsl.harness.stages import PassRow, StageRow, bound_by
 from tcpdsl.cost import KernelCost, WholeKernelCost, whole_chain_cost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
@@ -34,6 +34,7 @@ class KernelResult:
     # A kernel through contract_lane, costed whole: the weights loaded from HBM, the contraction and
     # the commit of its results, what a search plan's ``cycles`` counts (docs/runtime.md §4).
     whole: WholeKernelCost | None = None
+    passes: tuple[PassRow, ...] = ()  # the vector passes it went through, in order
 
     @property
     def status(self) -> str:
@@ -82,6 +83,7 @@ class KernelResult:
                 }
                 for row in self.stages
             ],
+            "vector_passes": [{"steps": p.steps, "cycles": p.cycles, "latency": p.latency} for p in self.passes],
             "total_cycles": cost.total_cycles if cost else None,
             "bound_by": str(bound.stage) if cost and (bound := bound_by(cost)) else None,
             "mac_utilisation": cost.mac_utilisation if cost else None,
@@ -159,6 +161,8 @@ def render_result(result: KernelResult) -> str:
         if result.whole is not None:
             shares = ", ".join(f"{engine} {cycles}" for engine, cycles in result.whole.breakdown)
             lines.append(f"  whole kernel: {result.whole.total_cycles} cycles per slice ({shares})")
+    for number, done in enumerate(result.passes, 1):
+        lines.append(f"  vector pass {number}: {done.steps} steps, {done.cycles} cycles streaming, {done.latency} cycles latency")
     if result.max_error is not None:
         bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
         lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")

@@ -7,8 +7,8 @@ from typing import Any, Final
 
 from tcpdsl.cost import KernelCost, StageCost, chain_cost, combine, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow
-from tcpdsl.numerics.vector_chain import VectorChain
+from tcpdsl.numerics.flow import Flow, Window, Written
+from tcpdsl.numerics.vector_chain import VectorChain, VrfValues
 from tcpdsl.tensors.vector import pass_cost
 from tcpdsl.verify.stage import Stage
 
@@ -103,3 +103,41 @@ def bound_by(cost: KernelCost) -> StageCost | None:
     """The engine that bounds a kernel: the one streaming the most cycles (the first of a tie); the
     others overlap with it (docs/trace.md)."""
     return max(cost.stages, key=lambda stage: stage.cycles, default=None)
+
+
+@dataclass(frozen=True)
+class PassRow:
+    """One vector pass a result went through, with its cost on one slice."""
+
+    steps: int
+    cycles: int
+    latency: int
+
+
+def vector_passes(result: object) -> tuple[PassRow, ...]:
+    """Every vector pass ``result`` depends on (its own, those its inputs and VRF operands came from), in the
+    order they run, each once."""
+    found: dict[int, VectorChain] = {}
+
+    def visit(node: object) -> None:
+        if isinstance(node, Flow):
+            visit(node.root.source)
+        elif isinstance(node, (Window, Written)):
+            visit(node.parent)
+            if isinstance(node, Written):
+                visit(node.written)
+        elif isinstance(node, VectorChain) and id(node) not in found:
+            visit(node.source.origin)
+            for step in node.steps:
+                for operand in step.operands:
+                    if isinstance(operand, VrfValues):
+                        visit(operand.origin)
+            found[id(node)] = node
+
+    visit(getattr(result, "flow", None))
+    visit(getattr(result, "chain", None))
+    rows = []
+    for chain in found.values():
+        cost = pass_cost(chain, chain.steps[-1].step.state)
+        rows.append(PassRow(len(chain.steps), cost.cycles, cost.latency))
+    return tuple(rows)

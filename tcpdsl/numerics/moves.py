@@ -20,7 +20,7 @@ from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.scalars import cast, poison, widen
 from tcpdsl.numerics.term_arrays import coordinate_array
-from tcpdsl.numerics.transfer import to_physical, to_terms
+from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
 Array = npt.NDArray[Any]
 Mask = npt.NDArray[np.uint8]
@@ -49,6 +49,12 @@ def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], d
     buffer, mask = source
     values = to_terms(buffer, src, terms)
     defined = to_terms((np.asarray(mask) == 0).astype(np.uint8), src, terms)
+    if holds_only(dst, terms):
+        # Every live cell of dst holds one of the elements: lay them out by slots, without a route per cell.
+        out = terms_to_physical(values, terms, dst, fill=poison(dtype), zero_fill=0)
+        bad = terms_to_physical(defined, terms, dst, fill=0, zero_fill=1) == 0
+        out[bad & plan(dst).live] = poison(dtype)
+        return out, bad.astype(np.uint8)
     held, axes = coordinate_array(values, terms)
     good, _ = coordinate_array(defined, terms)
     # Coordinates past the last one the source holds are elements it lacks: extend to the destination's sizes.

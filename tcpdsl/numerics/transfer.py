@@ -127,7 +127,30 @@ def to_physical(values: npt.ArrayLike, axes: tuple[str, ...], mapping: Mapping, 
     """
     array = np.asarray(values)
     check_shape(array, axes, mapping)
-    terms = _whole(axes, array.shape)
+    return _lay(array, _whole(axes, array.shape), mapping, fill, zero_fill)
+
+
+def holds_only(mapping: Mapping, terms: tuple[Digit, ...]) -> bool:
+    """Whether ``mapping`` is a view over ``terms`` whose every digit of their axes is one of theirs: then
+    :func:`terms_to_physical` lays the array out by slots, and no live cell holds an element beyond them."""
+    if _view(mapping, terms) is None:
+        return False
+    axes = {t.axis for t in terms}
+    for slot in mapping.slots():
+        live = slot.live
+        if isinstance(live, Digit) and live.axis in axes and not any(
+                t.axis == live.axis and t.stride <= live.stride < t.top for t in terms):
+            return False
+    return True
+
+
+def terms_to_physical(values: npt.ArrayLike, terms: tuple[Digit, ...], mapping: Mapping, fill: Any = 0,
+                      zero_fill: Any | None = None) -> Array:
+    """Like :func:`to_physical`, for an array with one dimension per term (``holds_only(mapping, terms)``)."""
+    return _lay(np.asarray(values), terms, mapping, fill, zero_fill)
+
+
+def _lay(array: Array, terms: tuple[Digit, ...], mapping: Mapping, fill: Any, zero_fill: Any | None) -> Array:
     out = np.empty(mapping.size, dtype=array.dtype)
     view = _view(mapping, terms)
     if view is None or view.padded:

@@ -37,6 +37,7 @@ class VrfValues:
 
     read: Callable[[str], Array] = field(repr=False)
     terms: tuple[Digit, ...]
+    origin: object = field(default=None, repr=False)  # the flow it was loaded by, for an independent check
 
 
 OperandValue = Constant | VrfValues | StashRead
@@ -56,6 +57,7 @@ class PassSource:
     logical: Callable[[str], Array] = field(repr=False)
     physical: Callable[[str], Array] = field(repr=False)
     axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
+    origin: object = field(default=None, repr=False)  # the flow or chain it comes from, for an independent check
 
     @property
     def mapping(self) -> Mapping:

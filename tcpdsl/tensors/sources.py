@@ -166,7 +166,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
             return get_evaluator(name).flow_physical(flow)
 
         source = pass_source(self._spec, lambda name: to_terms(physical(name), mapping, terms), physical,
-                             tuple(t.axis for t in flow.root.terms))
+                             tuple(t.axis for t in flow.root.terms), flow)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:

@@ -110,7 +110,8 @@ class PassTensor(TensorBase):
         if isinstance(value, VrfTensor):
             spec, flow = spec_of(value), value.flow
             assert spec is not None  # a VrfTensor instance always has its type
-            return spec.tensor_type, VrfValues(lambda name: get_evaluator(name).flow_logical(flow), flow.root.terms)
+            return spec.tensor_type, VrfValues(lambda name: get_evaluator(name).flow_logical(flow), flow.root.terms,
+                                               flow)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
         immediate = vc.constant(stage, value, dtype)
@@ -176,10 +177,10 @@ def pass_cost(chain: VectorChain, state: VectorState) -> VectorPassCost:
 
 
 def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[[str], Array],
-                axes: tuple[str, ...]) -> PassSource:
+                axes: tuple[str, ...], origin: object) -> PassSource:
     """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
     are the axes its data has (the layout may replicate it over others)."""
-    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical, frozenset(axes))
+    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical, frozenset(axes), origin)
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
