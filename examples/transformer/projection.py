@@ -1,8 +1,9 @@
 """The transformer's projection entry as typed kernels, fetch to commit (examples/transformer/README.md,
 ``projection::proj_q``, ``proj_k``, ``proj_v`` and ``ops::projection``).
 
-``proj_q`` and ``proj_p`` contract the normed activation with rows of the weight on groups of slices,
-then a ``Broadcast1`` switch gathers one KV head onto each group of 32 slices. ``projection`` is the
+``proj_q``, ``proj_p`` and ``proj_o`` contract the normed activation with rows of the weight on groups of slices,
+then a ``Broadcast1`` switch gathers one KV head onto each group of 32 slices (``proj_o``: the hidden
+vector onto every slice). ``projection`` is the
 entry: the input norm, the three projections, the per-head q/k norms, RoPE, and the token's key and
 value written into row ``row`` of the KV-cache chunk. The reference writes that row with a DMA scatter
 at an offset read at run time; tcpdsl has no scatter yet, so the row is a Python int and the write is a
@@ -29,12 +30,15 @@ SliceP4 = m["Dummy64, 1 # 4"]
 SliceN32 = m["N, 1 # 32"]
 SliceQ = m["Q / 32, 1 # 4"]  # 64 slice groups of 32 query rows
 SliceP = m["P / 32, 1 # 8"]  # 32 slice groups of 32 key or value rows
+SliceO = m["H / 16, 1 # 4"]  # 64 slice groups of 16 output rows
 IL = tcp.LaneMode.INTERLEAVED
 
 Activation = tcp.DmTensor[tcp.bf16, Chip, Cluster, SliceP4, m["H"]]
 Hidden = tcp.HbmTensor[tcp.bf16, Chip, m["H"]]
 QWeight = tcp.HbmTensor[tcp.bf16, Chip, m["Q, H"]]
 PWeight = tcp.HbmTensor[tcp.bf16, Chip, m["P, H"]]
+Attended = tcp.DmTensor[tcp.bf16, Chip, Cluster, SliceP4, m["Q"]]
+OWeight = tcp.HbmTensor[tcp.bf16, Chip, m["H, Q"]]
 QOut = tcp.HbmTensor[tcp.bf16, Chip, m["N, G, D"]]
 Cache = tcp.HbmTensor[tcp.bf16, Chip, m["T, N, D"]]
 dev = tcp.Device()
@@ -102,6 +106,38 @@ def proj_p(x: Activation, w: PWeight) -> KHead:
         .commit(element=m["P % 128"])
     )
     return heads.reshape(chip=Chip, cluster=Cluster, slice=SliceN32, element=m["D"])  # P / 128 is N
+
+
+@tcp.kernel
+def proj_o(x: Attended, w: OWeight) -> Activation:
+    """The output projection: four of the eight lanes carry 16 rows per slice group; H then goes to every slice."""
+    rows = (
+        dev.sub.begin(w.to_dm(cluster=Cluster, slice=SliceO, element=m["H % 16, Q"]).view())
+        .fetch(out_time=m["H % 16, Q / 16"], out_packet=m["Q % 16"])
+        .collect(out_time=m["H % 16, Q / 16"], out_packet=m["Q % 16"])
+        .to_trf(lane=m["H / 4 % 4"], element=m["H % 4, Q"])
+    )
+    part = (
+        dev.main.begin(x.reshape(chip=Chip, cluster=Cluster, slice=SliceO, element=m["Q"]).view())
+        .fetch(out_time=m["Q / 16"], out_packet=m["Q % 16"])
+        .collect(out_time=m["Q / 16"], out_packet=m["Q % 16"])
+        .contract_outer(rows, out_time=m["Q / 32, H % 4"], out_packet=m["Q % 32"])
+        .contract_packet(out_packet=m["1"])
+        .contract_time(out_time=m["H % 4"])
+        .contract_lane(out_time=m["H % 4"], out_packet=m["H / 4 % 4 # 8"], mode=IL)
+        .cast(tcp.bf16, out_packet=m["H / 4 % 4 # 16"])
+        .transpose(out_time=m["H / 4 % 4"], out_packet=m["H % 4 # 16"])
+        .commit_trim(out_packet=m["H % 4"])
+        .commit(element=m["H % 16"])
+    )
+    return (
+        dev.main.begin(part.view())
+        .fetch(out_time=m["1"], out_packet=m["H % 16"])
+        .switch(tcp.Broadcast1(slice1=64, slice0=4), out_slice=SliceP4, out_time=m["H / 16"])
+        .collect(out_time=m["H / 16"], out_packet=m["H % 16"])
+        .commit_trim(out_packet=m["H % 16"])
+        .commit(element=m["H"])
+    )
 
 
 def _cache_row(head: KHead, cache: Cache, row: int) -> None:
