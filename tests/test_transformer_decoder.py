@@ -44,3 +44,16 @@ def test_decoder_step_matches_the_float64_model() -> None:
     untouched = np.ones(cache.k.shape[:2], bool)
     untouched[divmod(position, sizes.T)] = False
     assert np.array_equal(written.k[untouched], cache.k[untouched])
+
+
+def test_a_zero_weight_step_leaves_the_stream() -> None:
+    """The reference's wiring check: zero matrices and unit norms add nothing, so the step returns its input."""
+    sizes, position = MODEL.REFERENCE, 3
+    x = MODEL.uniform_bf16(np.random.default_rng(6), (sizes.H,), 1.0)
+    chunks = DECODER.KvChunks.of(MODEL.KvCache.empty(sizes, 1))
+    with tcp.evaluator("fused"):
+        out = DECODER.decoder_step(DECODER.Hidden(tcp.Tensor(x.astype(np.float32), "H")),
+                                   DECODER.LayerTensors.of(MODEL.zero_layer(sizes)), position, chunks)
+        got = out.to_tensor().to_numpy("H").astype(np.float64)
+    assert MODEL.WIRING.holds(got, x), MODEL.WIRING.excess(got, x)
+    assert np.array_equal(got, x)  # every add is of zero, and x is already bf16
