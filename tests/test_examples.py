@@ -90,7 +90,7 @@ def test_examples_type_check_strictly_without_the_plugin() -> None:
     assert example_errors == [], "\n".join(example_errors)
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", sorted(EXAMPLES.rglob("*.py")), ids=lambda p: str(p.relative_to(EXAMPLES).with_suffix("")))
 def test_example_uses_only_the_public_api(path: Path) -> None:
     imported = [
         node

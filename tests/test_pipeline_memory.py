@@ -156,3 +156,25 @@ def test_a_padded_view_streams_its_cells_and_reads_no_padding_as_data(evaluator:
     with pytest.raises(tcp.LayoutError) as info:
         dm.view_mut().pad(element=m["W # 32"])
     assert (info.value.stage, info.value.rule) == ("pad", "UnexpectedView")
+
+
+def test_the_fused_evaluator_reads_a_whole_view_without_laying_it_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream begun on a whole view of a moved tensor: the fused evaluator takes the tensor's logical values,
+    so no window is cut from a physical buffer (a replicated weight would be laid out on every slice)."""
+    import tcpdsl.tensors.stream as stream_module
+
+    H = tcp.axis("H", 1024)
+    x = np.random.default_rng(5).standard_normal(1024).astype(np.float32)
+    hbm = tcp.HbmTensor[tcp.bf16, Chip, m["H"]](tcp.Tensor(x, [H]))
+    dm = hbm.to_dm(cluster=m["1 # 2"], slice=m["1 # 256"], element=m["H"])
+    calls: list[object] = []
+    original = stream_module.window
+    monkeypatch.setattr(stream_module, "window", lambda *a, **k: calls.append(a) or original(*a, **k))
+    with tcp.evaluator("fused"):
+        fused = (tcp.Device().main.begin(dm.view()).fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
+                 .to_tensor().to_numpy("H"))
+    assert calls == []
+    with tcp.evaluator("simulate"):
+        simulated = (tcp.Device().main.begin(dm.view()).fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
+                     .to_tensor().to_numpy("H"))
+    assert len(calls) == 1 and np.array_equal(fused, simulated)

@@ -374,6 +374,18 @@ def test_vrf_operand_broadcasts_by_axis_name() -> None:
     assert error.detail.endswith("holds axis A, but the stream does not hold it")
 
 
+def test_a_vrf_holds_the_digits_of_its_slice() -> None:
+    # The MLP's SiLU: 24 rows of L on each of 128 slice pairs; the VRF's Element L % 24 on slices L / 24.
+    m = scope(L=3072)
+    one = m("1")
+    assert verify_vrf_operand("vector_fp_binary", element=m("L % 24"), chip=one, cluster=m("1 # 2"),
+                              slice=m("L / 24, 1 # 2"), time=m("L / 4 % 6"), packet=m("L % 4")) == ("L",)
+    # Without the slice's digits the same Element misses most of L.
+    error = refused(lambda: verify_vrf_operand("vector_fp_binary", element=m("L % 24"), chip=one, cluster=one,
+                                               slice=m("1 # 256"), time=m("L / 4"), packet=m("L % 4")))
+    assert error.detail.endswith("its Element L % 24 holds axis L, but it holds L % 24 while the stream reads L")
+
+
 def test_the_book_full_sum() -> None:
     # R = 8192 over Slice [R / 32], Time [R % 32 / 4] and Packet [R % 4 # 8]: reduce inside each slice, then across.
     m = scope(R=8192)

@@ -65,8 +65,16 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
     # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
     whole = offset == 0 and spec.mapping == parent.mapping
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
-    return Flow(Root(spec.mapping, dtype, terms, fixed, lambda name: to_terms(physical(name)[0], spec.mapping, terms),
-                     physical, source=parent if whole else Window(parent, element, offset)))
+
+    def logical(name: str) -> Array:
+        # A whole view moves no cell: its values are the tensor's, as the evaluator computes them (the
+        # fused one without laying the tensor out; docs/runtime.md §4).
+        if whole:
+            return get_evaluator(name).flow_logical(parent)
+        return to_terms(physical(name)[0], spec.mapping, terms)
+
+    return Flow(Root(spec.mapping, dtype, terms, fixed, logical, physical,
+                     source=parent if whole else Window(parent, element, offset)))
 
 
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:

@@ -3,7 +3,9 @@
 
 Each element of the stream reads the VRF cell at its own coordinates of the VRF's axes. So every
 axis the VRF's Element holds must be one the stream holds, and the VRF must hold every coordinate
-of it that the stream reaches: the whole axis, or exactly the stream's digits of it. Axes of the
+of it that the stream reaches: the whole axis, or exactly the stream's digits of it. A slice's VRF
+sits on that slice, so the slice's digits of an axis count as held by the VRF too (an Element
+``L % 24`` on slices ``L / 24`` holds all of ``L``). Axes of the
 stream that the VRF lacks are broadcast. The check reads the held terms of both sides, never cells.
 """
 
@@ -19,8 +21,8 @@ def verify_vrf_operand(stage: str, *, element: Mapping, chip: Mapping, cluster: 
                        time: Mapping, packet: Mapping) -> tuple[str, ...]:
     """The axes the VRF operand is indexed by; ``VrfBroadcast`` unless it broadcasts onto the stream."""
     stream = held(Pair(chip, Pair(cluster, Pair(slice, Pair(time, packet)))))
-    vrf = held(element)
-    axes = tuple(a for a in element.axes if vrf.sizes[a] > 1)
+    axes = tuple(a for a in element.axes if held(element).sizes[a] > 1)
+    vrf = held(Pair(chip, Pair(cluster, Pair(slice, element))))
     for axis in axes:
         ours, theirs = runs(vrf.of(axis)), runs(stream.of(axis))
         if axis in vrf.irregular or axis in stream.irregular or not theirs:

@@ -1,0 +1,70 @@
+"""One decoder step of the reference transformer through tcpdsl's kernels on the fused evaluator, against the
+numpy model in float32 (``model.FLOAT32``), in one process at the reference's sizes.
+
+The layer's weights are laid out once as the kernels' HBM tensors and reused by every step; the KV cache holds
+two chunks and the token sits in the second, so attention runs over both (through the driver's stand-in, the
+model's attention, until the attention kernels land). Prints the median seconds of each over interleaved rounds
+and the median paired ratio; the target is a ratio of at most 2.
+
+Run: python benchmarks/bench_transformer.py [--rounds N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+import numpy as np
+
+import tcpdsl as tcp
+from timing import interleaved, paired_ratio
+
+FOLDER = Path(__file__).resolve().parent.parent / "examples" / "transformer"
+sys.path.insert(0, str(FOLDER))  # the driver imports its sibling kernels by plain name
+import decoder  # noqa: E402
+import model  # noqa: E402
+
+H = tcp.axis("H", 1024)
+TARGET_RATIO = 2.0
+POSITION = 700  # chunk 1: attention over two chunks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    rounds = parser.parse_args().rounds
+    sizes = model.REFERENCE
+    rng = np.random.default_rng(0)
+    x = model.uniform_bf16(rng, (sizes.H,), 1.0)
+    cache = model.KvCache.empty(sizes, 2)
+    cache.k[:] = model.uniform_bf16(rng, cache.k.shape, 1.0)
+    cache.v[:] = model.uniform_bf16(rng, cache.v.shape, 1.0)
+    layer = model.random_layer(sizes, 1)
+
+    f32 = model.FLOAT32
+    layer32 = model.random_layer(sizes, 1, f32)
+    cache32 = model.KvCache(f32.array(cache.k), f32.array(cache.v))
+    x32 = f32.array(x)
+    tensors = decoder.LayerTensors.of(layer)  # laid out once
+    chunks = decoder.KvChunks.of(cache)
+    stream = decoder.Hidden(tcp.Tensor(x.astype(np.float32), "H"))
+
+    def kernels() -> object:
+        return decoder.decoder_step(stream, tensors, POSITION, chunks).to_tensor().to_numpy("H")
+
+    def numpy_model() -> object:
+        return model.decoder_step(x32, layer32, POSITION, cache32, sizes, f32)
+
+    with tcp.evaluator("fused"):
+        times = interleaved({"tcpdsl fused": kernels, "numpy float32": numpy_model}, rounds)
+    for name, samples in times.items():
+        print(f"{name:>14}: median {statistics.median(samples) * 1e3:9.1f} ms over {rounds} rounds")
+    ratio = paired_ratio(times, "tcpdsl fused", "numpy float32")
+    verdict = "met" if ratio <= TARGET_RATIO else "NOT met"
+    print(f"ratio tcpdsl / numpy: {ratio:.1f}x (target <= {TARGET_RATIO:g}x: {verdict})")
+
+
+if __name__ == "__main__":
+    main()
