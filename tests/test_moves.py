@@ -61,7 +61,7 @@ def test_convert_is_the_rngd_cast() -> None:
     assert convert(np.array([300, -200], dtype=np.int32), "i32", "i8").tolist() == [44, 56]
 
 
-BOTH = (Term("A", 4, 1, 4), Term("B", 8, 1, 8))
+BOTH = (Digit("A", 4, 1, 4), Digit("B", 8, 1, 8))
 DESTINATIONS = ["A, B", "B, A", "B / 2, A, B % 2", "2, B % 4 # 6, A, B / 4", "A # 5, B #{0} 9", "B, 1 # 3, A % 2, A / 2",
                 "A = 2, B", "A, B = 5 # 8"]
 
@@ -81,4 +81,4 @@ def test_a_move_by_slots_equals_the_move_by_cells(dst: str, monkeypatch: pytest.
 
 def test_the_slot_path_is_taken_only_when_every_digit_is_an_elements() -> None:
     assert holds_only(m("B / 2, A, B % 2"), BOTH)
-    assert not holds_only(m("A"), (Term("A", 4, 1, 2),))  # A / 2 is a digit the terms lack
+    assert not holds_only(m("A"), (Digit("A", 4, 1, 2),))  # A / 2 is a digit the terms lack

@@ -159,4 +159,4 @@ def test_a_vector_pass_result_transposes(evaluator: str) -> None:
     assert np.array_equal(t.physical()[0, 0, 7, 3, :2], x[7, :, 3] + 5)
     result = tcp.try_kernel(add_then_transpose, evaluator=evaluator)
     assert (result.status, result.max_error) == ("PASS", 0.0), result.error
-    assert [row.stage for row in result.stages] == ["transpose"]
+    assert [row.stage for row in result.stages] == ["vector_final", "transpose"]

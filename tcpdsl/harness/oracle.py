@@ -131,6 +131,9 @@ def check(result: object, logical: MappingABC[str, Tensor] | Sequence[Tensor] | 
         return _compare_over(result, expected, terms, scale)
     if isinstance(flow, Flow) and (flow.steps or not isinstance(flow.root.source, Tensor)):
         return _check_flow(result, flow)
+    if isinstance(result, tuple):
+        # Each result of such a kernel follows its own flow; the runner compares one result at a time.
+        raise LayoutError(_STAGE, "NoOracle", f"the kernel returns {len(result)} results; the oracle checks one")
     to_tensor = getattr(result, "to_tensor", None)
     if to_tensor is None:
         raise LayoutError(_STAGE, "NotATensor", f"cannot check a {type(result).__name__} against the oracle")
