@@ -335,3 +335,25 @@ def test_the_plugin_loads_without_numpy() -> None:
     code = "import sys, tcpdsl.mypy_plugin; print(sorted({'numpy', 'beartype'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_write_into_a_view_returns_the_tensor_behind_it(tmp_path: Path, cache: Path) -> None:
+    # The composer checks the write against the view, but the method returns the written tensor, whose
+    # Element the view's type does not carry: the declared DmTensor[..., Any], as at run time.
+    body = '''
+import tcpdsl as tcp
+from tcpdsl import m
+A = tcp.axis("A", 8)
+X = tcp.axis("X", 32)
+G = m["1"]
+Src = tcp.DmTensor[tcp.bf16, G, m["1 # 2"], m["1 # 256"], m["A, X"]]
+def k(dev: tcp.Device, x: Src) -> None:
+    written = (dev.main.begin(x.view()).fetch(out_time=m["A"], out_packet=m["X"])
+               .collect(out_time=m["A, X / 16"], out_packet=m["X % 16"]).commit_trim(out_packet=m["X % 16"])
+               .commit_view(x.view_mut()))
+    reveal_type(written)
+'''
+    found = check(tmp_path, cache, {"views": body})
+    assert error_keys(found) == []
+    (result,) = revealed(found).values()
+    assert result == f"tcpdsl.tensors.memory.DmTensor[{BF16}, {GRID}, Any]"

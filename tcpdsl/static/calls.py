@@ -212,6 +212,10 @@ def _stage(chk: TypeChecker, ctx: MethodContext, method: Stage) -> Type:
         return ctx.default_return_type
     args.update({name: _CARRIED[name](chk, ctx, src, types, module) for name in row.carried})
     out, _ = compose_stage(method, src, *operands, **args)
+    if out.family is not row.returns(src.family):
+        # A write into a view returns the tensor behind it, whose layouts the view's type does not carry:
+        # the rules ran, and the method's declared type stands.
+        return ctx.default_return_type
     # A ContractTimeTensor's type carries the Time before the reduction, which contract_lane needs.
     return result_type(chk, out, pre_reduce=src.layout("Time") if row.result is TIME else None)
 
