@@ -16,11 +16,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl.cli.main import main
+from tcpdsl.cost import StageCost, combine, stream_cost
 from tcpdsl.harness.report import KernelResult
-from tcpdsl.harness.schedule import schedule_of
+from tcpdsl.harness.schedule import place, schedule_of
+from tcpdsl.verify.stage import Stage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRANSFORMER = EXAMPLES / "transformer"
@@ -314,6 +318,31 @@ def test_one_decoder_step_is_one_valid_trace(tmp_path: Path) -> None:
     assert drawn - Counter((f"{s.unit}: {s.name}", s.cycles) for s in whole.streams) == Counter({("dma: to_hbm", 501): 1})
     assert document["otherData"]["total_cycles"] == whole.total_cycles + 501
     assert {name for pid, name in _tracks(document).values() if pid == 4} == {"to_dm", "to_hbm", "to_hbm_view"}
+
+
+_PIPELINED = st.builds(lambda cycles, latency: StageCost(Stage.CONTRACT_PACKET, cycles, latency, None, ()),
+                       st.integers(0, 10**6), st.integers(0, 64))
+_AFTER = st.builds(lambda cycles: StageCost(Stage.COMMIT, cycles, 0, None, ()), st.integers(0, 10**6))
+
+
+@given(st.lists(_PIPELINED, max_size=5), st.lists(_AFTER, max_size=5))
+def test_a_streams_drawing_ends_at_the_cost_models_total(head: list[StageCost], tail: list[StageCost]) -> None:
+    """The drawing of any stream spans the model's own total (``cost.combine`` then ``cost.stream_cost``); its
+    last engine ends there, no engine is drawn shorter than it streams, and the pipeline starts in order."""
+    placed, end = place(head, tail)
+    model = stream_cost(tuple(tail), combine(tuple(head), 0, None) if head else None)
+    assert end == model.total_cycles
+    if placed:
+        assert max(start + length for _, start, length in placed) == end
+    assert all(length >= stage.cycles and start >= 0 for stage, start, length in placed)
+    starts = [start for _, start, _ in placed[:len(head)]]
+    assert starts == sorted(starts) and all(start == end - max(s.cycles for s in tail) for _, start, _ in placed[len(head):])
+
+
+def test_a_trace_path_that_is_not_a_path_is_refused() -> None:
+    with pytest.raises(tcp.LayoutError) as refused:
+        tcp.trace(_run("switch_gather.py", "switch_gather"), 3)  # type: ignore[arg-type]
+    assert refused.value.rule == "Unwritable" and "cannot write the trace to 3: not a file name" in str(refused.value)
 
 
 def test_an_unwritable_trace_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -111,6 +111,9 @@ def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
            "otherData": {"unit": "cycles per slice", "kernels": len(items), "streams": len(every), "total_cycles": clock,
                          "bound_by": bound[0] if bound else None, "bound_cycles": bound[1] if bound else 0}}
     if path is not None:
+        if not isinstance(path, (str, Path)):
+            raise LayoutError("trace", "Unwritable", f"cannot write the trace to {path!r}: not a file name",
+                              hint="give the file as a str or a pathlib.Path")
         try:
             Path(path).write_text(json.dumps(out, indent=1), encoding="utf-8")
         except OSError as error:
