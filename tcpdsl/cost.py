@@ -468,8 +468,14 @@ def whole_kernel(
     ``moves`` are re-layouts of the inputs the kernel waits for. Weights already in DM
     (``weights_from_hbm`` False) are not moved from HBM."""
     dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if weights_from_hbm else 0
-    load = trf_load_cycles(trf_bytes, weight_dtype)
-    commit = result_commit_cycles(result_packets)
+    return whole_kernel_of(contraction, dma, trf_load_cycles(trf_bytes, weight_dtype),
+                           result_commit_cycles(result_packets), trf_bytes, moves)
+
+
+def whole_kernel_of(contraction: KernelCost, dma: int, load: int, commit: int, trf_bytes: int,
+                    moves: tuple[tuple[str, int], ...] = ()) -> WholeKernelCost:
+    """The load (``dma`` then ``load``), the ``moves``, then the pipeline with the ``commit`` of its
+    results streaming beside the Lane Folder."""
     streaming = max([commit, *(s.cycles for s in contraction.stages)])
     pipeline = streaming + sum(s.latency for s in contraction.stages)
     breakdown = (
@@ -498,20 +504,28 @@ class WholeChainLike(ChainLike, Protocol):
     def slice(self) -> Mapping: ...
 
 
-def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
-    """The whole kernel of a chain through ``contract_lane``: each slice's TRF holds its live lanes
-    times its Element (padding included: zeros are stored), and every live cell of
-    Chip x Cluster x Slice is one slice."""
-    assert chain.lane_time is not None, "the whole kernel is costed once contract_lane is called"
-    dtype = chain.weight.dtype
+def chain_trf_bytes(chain: WholeChainLike) -> int:
+    """Each slice's TRF bytes: its live lanes times its Element (padding included: zeros are stored)."""
     cells = live_cells(chain.lane) * chain.element.size
-    trf_bytes = -(-cells * bits_of(dtype, "cost") // BITS_PER_BYTE)
-    chips = live_cells(chain.chip)
+    return -(-cells * bits_of(chain.weight.dtype, "cost") // BITS_PER_BYTE)
+
+
+def chain_weight_load(chain: WholeChainLike) -> tuple[int, int]:
+    """The weight DMA and the TRF load of a chain whose weights start in HBM: every live cell of
+    Chip x Cluster x Slice is one slice, its weights moved by the DMA engines of the PEs it occupies."""
+    trf_bytes, chips = chain_trf_bytes(chain), live_cells(chain.chip)
     slices = chips * live_cells(chain.cluster) * live_cells(chain.slice)
-    return whole_kernel(
-        chain_cost(chain), weight_dtype=dtype, trf_bytes=trf_bytes, slices=slices,
-        engines=dma_engines(chain.chip, chain.cluster, chain.slice), chips=chips, result_packets=chain.lane_time.size,
-    )
+    engines = dma_engines(chain.chip, chain.cluster, chain.slice)
+    return weight_dma_cycles(trf_bytes, slices, engines, chips), trf_load_cycles(trf_bytes, chain.weight.dtype)
+
+
+def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
+    """The whole kernel of a chain through ``contract_lane``: its weights loaded (``chain_weight_load``),
+    the contraction, and the commit of its results."""
+    assert chain.lane_time is not None, "the whole kernel is costed once contract_lane is called"
+    contraction = chain_cost(chain)
+    dma, load = chain_weight_load(chain)
+    return whole_kernel_of(contraction, dma, load, result_commit_cycles(chain.lane_time.size), chain_trf_bytes(chain))
 
 
 def dm_move_cycles(slice_bytes: int, slices: int, engines: int) -> int:

@@ -29,7 +29,7 @@ from tcpdsl.harness.junit import junit_xml
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.report import KernelResult, RunSummary, render_result, render_summary
 from tcpdsl.harness.run import EVALUATORS, failure, run_kernel
-from tcpdsl.harness.trace import trace
+from tcpdsl.harness.trace import describe, trace
 
 CLEAN: Final = 0
 FAILURES: Final = 1
@@ -202,10 +202,12 @@ def execute(args: argparse.Namespace) -> int:
             print(f"tcpdsl run: cannot write the JUnit report {args.junit_xml}: {error.strerror or error}", file=sys.stderr)
             return USAGE_ERROR
     if args.trace is not None:
-        costed = [result for result in summary.results if result.cost is not None]
+        costed = [result for result in summary.results if result.whole is not None]
         try:
             if costed:
-                trace(costed, args.trace)
+                schedule = trace(costed, args.trace)
+                if not args.json:
+                    print(f"{describe(schedule)}; written to {args.trace}")
             else:
                 print(f"tcpdsl run: no trace written: no kernel in {path} has a cost to draw", file=sys.stderr)
         except LayoutError as error:

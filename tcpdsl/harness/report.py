@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from tcpdsl.harness.schedule import Schedule
 from tcpdsl.harness.stages import PassRow, StageRow, bound_by
-from tcpdsl.cost import KernelCost, WholeKernelCost, whole_chain_cost
+from tcpdsl.cost import KernelCost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
 
@@ -31,9 +32,9 @@ class KernelResult:
     tolerance: float | None = None
     stages: tuple[StageRow, ...] = ()
     cost: KernelCost | None = None
-    # A kernel through contract_lane, costed whole: the weights loaded from HBM, the contraction and
-    # the commit of its results, what a search plan's ``cycles`` counts (docs/runtime.md §4).
-    whole: WholeKernelCost | None = None
+    # Every stream and move its result was built from, back to back: the whole kernel's cycles, what a
+    # search plan's ``cycles`` counts and the trace draws (docs/trace.md).
+    whole: Schedule | None = None
     passes: tuple[PassRow, ...] = ()  # the vector passes it went through, in order
 
     @property
@@ -48,7 +49,6 @@ class KernelResult:
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
         self.stages, self.cost = stages
-        self.whole = whole_chain_cost(chain) if chain.lane_time is not None else None
 
     def describe_flow(self, flow: Flow, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         """A stream's engines: from the dtype it starts in to the one it ends in."""
@@ -92,6 +92,7 @@ class KernelResult:
             "accumulator_use": cost.accumulator_use if cost else None,
             "whole_cycles": self.whole.total_cycles if self.whole else None,
             "whole_breakdown": dict(self.whole.breakdown) if self.whole else None,
+            "whole_bound_by": engine[0] if self.whole and (engine := self.whole.bound_by) else None,
             "output": self.output,
         }
 
@@ -139,6 +140,12 @@ def table(rows: list[tuple[str, ...]], right: frozenset[int]) -> list[str]:
     return lines
 
 
+def bound_line(bound: tuple[str, int] | None, total: int, count: int, unit: str) -> str:
+    """``bound by: ENGINE (N of TOTAL cycles, over COUNT UNITs)``: the engine charged the most cycles."""
+    engine, cycles = bound if bound is not None else ("nothing", 0)
+    return f"bound by: {engine} ({cycles} of {total} cycles, over {count} {unit}{'' if count == 1 else 's'})"
+
+
 def render_result(result: KernelResult) -> str:
     """The text report of one kernel: a header, its stage table, and the comparison with the oracle."""
     types = f" ({result.dtype} -> {result.accumulator})" if result.dtype else ""
@@ -158,9 +165,11 @@ def render_result(result: KernelResult) -> str:
             lines.append(f"  bound by: {slowest.stage} ({slowest.cycles} cycle{plural} streaming of {cost.total_cycles} in total)")
         if cost.accumulator_cells is not None:
             lines.append(f"  accumulator: {cost.accumulator_cells} of 1024 cells ({_percent(cost.accumulator_use)})")
-        if result.whole is not None:
-            shares = ", ".join(f"{engine} {cycles}" for engine, cycles in result.whole.breakdown)
-            lines.append(f"  whole kernel: {result.whole.total_cycles} cycles per slice ({shares})")
+    if result.whole is not None:
+        whole = result.whole
+        shares = ", ".join(f"{engine} {cycles}" for engine, cycles in whole.breakdown)
+        lines.append(f"  whole kernel: {whole.total_cycles} cycles per slice ({shares})")
+        lines.append("  whole kernel " + bound_line(whole.bound_by, whole.total_cycles, len(whole.streams), "stream"))
     for number, done in enumerate(result.passes, 1):
         lines.append(f"  vector pass {number}: {done.steps} steps, {done.cycles} cycles streaming, {done.latency} cycles latency")
     if result.max_error is not None:

@@ -20,6 +20,7 @@ from tcpdsl.evaluate.select import evaluator as using
 from tcpdsl.harness import oracle
 from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
 from tcpdsl.harness.report import KernelResult
+from tcpdsl.harness.schedule import schedule_of
 from tcpdsl.harness.stages import chain_stages, flow_stages, vector_passes
 from tcpdsl.numerics.flow import Flow
 
@@ -55,6 +56,7 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
                 result.skipped = str(error)
                 return result
             value = spec.function(**case.inputs)
+            result.whole = schedule_of(value)  # what ran, even when the oracle cannot follow it
             try:
                 check = oracle.check(value, case.logical)
             except LayoutError as error:

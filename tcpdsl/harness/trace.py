@@ -1,11 +1,10 @@
 """The schedule of a kernel, or of kernels run back to back, as Chrome trace events (docs/trace.md).
 
-Each engine of the cost model gets a track; its event lasts the cycles the model gives it. The
-drawing follows the model's own sum (``cost.combine``, ``cost.stream_cost``): the pipelined stages
-(the contraction's, or a vector pass) start one after another's latency and end their own latency
-after the slowest stage up to them has streamed; the stream engines after them (cast, transpose,
-commit, ...) start together once that pipeline has drained. A kernel's span is its reported total; the next
-kernel starts where it ends.
+``tcpdsl.harness.schedule`` finds the streams and moves behind each kernel's result and places each
+engine's busy span in its stream; here they become events: one track for the kernels, one for the
+streams (they run one after another, so their spans sum to the kernels'), and one track per engine
+of each unit (the main and sub contexts, the DMA engines), whose events overlap as the engines of a
+stream pipeline.
 """
 
 from __future__ import annotations
@@ -15,60 +14,70 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 
-from tcpdsl.cost import KernelCost, StageCost
 from tcpdsl.errors import LayoutError
-from tcpdsl.harness.report import KernelResult
-from tcpdsl.harness.stages import PIPELINED, bound_by, chain_stages, flow_stages
-from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow
+from tcpdsl.harness.report import KernelResult, bound_line
+from tcpdsl.harness.schedule import DMA, Schedule, Span, bounding, schedule_of
 
-PID: Final = 1  # one slice: every figure of the model is per slice
+# The processes of the trace: the schedule itself (kernels and streams), then each unit's engines.
+PROCESSES: Final = {"schedule": "tcpdsl schedule (cycles per slice)", "main": "main context", "sub": "sub context",
+                    DMA: "DMA engines"}
 KERNEL_TRACK: Final = "kernel"
+STREAM_TRACK: Final = "stream"
 
 
-def _subject(name: str | None, item: object) -> tuple[str, KernelCost]:
-    """The name and cost of a run result, or of a kernel's output tensor (named ``name``, or by its type)."""
+def _subject(name: str | None, item: object, seen: set[int]) -> tuple[str, Schedule]:
+    """The name and schedule of a run result, or of a kernel's output tensor or tuple of them (named
+    ``name``, or by its type); streams in ``seen`` were drawn for an earlier kernel."""
     if isinstance(item, KernelResult):
-        if item.cost is None:
+        if item.whole is None:
             raise LayoutError("trace", "NoCost", f"kernel {item.name} ({item.status}) has no cost to draw",
                               hint="trace the results of kernels that ran (a PASS, or a FAIL past its stages)")
-        return name or item.name, item.cost
-    chain, flow = getattr(item, "chain", None), getattr(item, "flow", None)
-    if isinstance(chain, Chain):
-        return name or type(item).__name__, chain_stages(chain)[1]
-    if isinstance(flow, Flow) and flow.steps:
-        return name or type(item).__name__, flow_stages(flow)[1]
-    raise LayoutError("trace", "Subject", f"cannot draw a {type(item).__name__}: it is not a kernel's result",
-                      hint="pass what tcp.try_kernel returns, a kernel's output tensor, or a list of them")
+        return name or item.name, item.whole
+    parts = item if isinstance(item, tuple) else (item,)
+    if not parts or not all(hasattr(p, "chain") or hasattr(p, "flow") for p in parts):
+        raise LayoutError("trace", "Subject", f"cannot draw a {type(item).__name__}: it is not a kernel's result",
+                          hint="pass what tcp.try_kernel returns, a kernel's output tensor, or a list of them")
+    return name or type(parts[0]).__name__, schedule_of(item, seen) or Schedule(())
 
 
-def schedule(cost: KernelCost) -> tuple[list[tuple[StageCost, int, int]], int]:
-    """Each stage of ``cost`` with its start and its duration in cycles, the kernel starting at 0, and
-    the kernel's end: the pipelined stages' slowest stream plus all their latencies, then the slowest
-    of the engines after them."""
-    head = [s for s in cost.stages if s.stage in PIPELINED]
-    tail = [s for s in cost.stages if s.stage not in PIPELINED]
-    placed: list[tuple[StageCost, int, int]] = []
-    offset = slowest = 0
-    for stage in head:
-        # From its first input to its last output: no stage finishes before the slowest one upstream.
-        slowest = max(slowest, stage.cycles)
-        placed.append((stage, offset, slowest + stage.latency))
-        offset += stage.latency
-    drained = max(s.cycles for s in head) + offset if head else 0
-    placed += [(s, drained, s.cycles) for s in tail]
-    return placed, drained + max((s.cycles for s in tail), default=0)
+class _Document:
+    """Trace events, and a track id (unique over the processes) for each track as it is first used."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+        # The kernels' and the streams' tracks come first.
+        self.tracks: dict[tuple[str, str], int] = {("schedule", KERNEL_TRACK): 1, ("schedule", STREAM_TRACK): 2}
+
+    def event(self, unit: str, track: str, name: str, start: int, length: int, args: dict[str, Any]) -> None:
+        tid = self.tracks.setdefault((unit, track), len(self.tracks) + 1)
+        pid = list(PROCESSES).index(unit) + 1
+        self.events.append({"name": name, "ph": "X", "pid": pid, "tid": tid, "ts": start, "dur": length, "args": args})
+
+    def metadata(self) -> list[dict[str, Any]]:
+        used = {unit for unit, _ in self.tracks}
+        meta: list[dict[str, Any]] = []
+        for pid, (unit, title) in enumerate(PROCESSES.items(), 1):
+            if unit in used:
+                meta += [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": title}},
+                         {"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": pid}}]
+        for (unit, track), tid in self.tracks.items():
+            pid = list(PROCESSES).index(unit) + 1
+            meta += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": track}},
+                     {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid, "args": {"sort_index": tid}}]
+        return meta
 
 
-def _event(name: str, tid: int, start: int, length: int, args: dict[str, Any]) -> dict[str, Any]:
-    return {"name": name, "ph": "X", "pid": PID, "tid": tid, "ts": start, "dur": length, "args": args}
-
-
-def _meta(name: str, tid: int | None, value: str | int) -> dict[str, Any]:
-    event: dict[str, Any] = {"name": name, "ph": "M", "pid": PID, "args": {"name" if isinstance(value, str) else "sort_index": value}}
-    if tid is not None:
-        event["tid"] = tid
-    return event
+def _draw(document: _Document, kernel: str, streams: Iterable[Span], clock: int, number: int) -> None:
+    """``streams`` back to back from ``clock``, numbered from ``number`` in the whole trace."""
+    for span in streams:
+        document.event("schedule", STREAM_TRACK, f"{span.unit}: {span.name}", clock, span.cycles,
+                       {"kernel": kernel, "stream": number, "bound_by": span.bound.label})
+        for busy in span.busy:
+            document.event(busy.unit, busy.track, busy.name, clock + busy.start, busy.length, {
+                "kernel": kernel, "stream": number, "cycles": busy.cost.cycles, "latency": busy.cost.latency,
+                "notes": list(busy.cost.notes)})
+        clock += span.cycles
+        number += 1
 
 
 def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
@@ -78,7 +87,7 @@ def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
     items: list[tuple[str | None, object]]
     if isinstance(results, dict):
         items = [(str(name), item) for name, item in results.items()]
-    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes, KernelResult)) \
+    elif isinstance(results, Iterable) and not isinstance(results, (str, bytes, tuple, KernelResult)) \
             and not hasattr(results, "flow"):
         items = [(None, item) for item in results]
     else:
@@ -86,28 +95,37 @@ def trace(results: object, path: str | Path | None = None) -> dict[str, Any]:
     if not items:
         raise LayoutError("trace", "Subject", "nothing to draw: the list of results is empty",
                           hint="pass at least one kernel's result")
-    tracks: dict[str, int] = {KERNEL_TRACK: 0}
-    events: list[dict[str, Any]] = []
-    clock = 0
+    document = _Document()
+    seen: set[int] = set()
+    clock, every = 0, list[Span]()
     for label, item in items:
-        name, cost = _subject(label, item)
-        bound = bound_by(cost)
-        placed, total = schedule(cost)
-        events.append(_event(name, 0, clock, total, {
-            "total_cycles": cost.total_cycles, "bound_by": str(bound.stage) if bound else None}))
-        for stage, start, length in placed:
-            tid = tracks.setdefault(str(stage.stage), len(tracks))
-            events.append(_event(str(stage.stage), tid, clock + start, length, {
-                "kernel": name, "cycles": stage.cycles, "latency": stage.latency, "notes": list(stage.notes)}))
-        clock += total
-    meta = [_meta("process_name", None, "tcpdsl schedule (cycles per slice)")]
-    for track, tid in tracks.items():
-        meta += [_meta("thread_name", tid, track), _meta("thread_sort_index", tid, tid)]
-    document = {"traceEvents": meta + events, "displayTimeUnit": "ns", "otherData": {"unit": "cycles per slice"}}
+        name, schedule = _subject(label, item, seen)
+        bound = schedule.bound_by
+        document.event("schedule", KERNEL_TRACK, name, clock, schedule.total_cycles, {
+            "total_cycles": schedule.total_cycles, "bound_by": bound[0] if bound else None})
+        _draw(document, name, schedule.streams, clock, len(every))
+        clock += schedule.total_cycles
+        every += schedule.streams
+    bound = bounding(every)
+    out = {"traceEvents": document.metadata() + document.events, "displayTimeUnit": "ns",
+           "otherData": {"unit": "cycles per slice", "kernels": len(items), "streams": len(every), "total_cycles": clock,
+                         "bound_by": bound[0] if bound else None, "bound_cycles": bound[1] if bound else 0}}
     if path is not None:
+        if not isinstance(path, (str, Path)):
+            raise LayoutError("trace", "Unwritable", f"cannot write the trace to {path!r}: not a file name",
+                              hint="give the file as a str or a pathlib.Path")
         try:
-            Path(path).write_text(json.dumps(document, indent=1), encoding="utf-8")
+            Path(path).write_text(json.dumps(out, indent=1), encoding="utf-8")
         except OSError as error:
             raise LayoutError("trace", "Unwritable", f"cannot write the trace to {path}: {error.strerror or error}",
                               hint="give a file in a folder that exists and that you may write") from None
-    return document
+    return out
+
+
+def describe(document: dict[str, Any]) -> str:
+    """One line on a trace: its kernels, their cycles and the engine that bounds the sequence."""
+    data = document["otherData"]
+    kernels, total = data["kernels"], data["total_cycles"]
+    bound = (data["bound_by"], data["bound_cycles"]) if data["bound_by"] is not None else None
+    return (f"schedule of {kernels} kernel{'' if kernels == 1 else 's'}: {total} cycles per slice, "
+            + bound_line(bound, total, data["streams"], "stream"))

@@ -7,7 +7,7 @@ of the last stage present.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Final
 
 import numpy as np
@@ -42,6 +42,9 @@ class Operand:
     mapping: Mapping
     tensor: Tensor | None = None
     canonical: bool = False
+    # The stream it was collected by or loaded through (a flow), for the schedule (docs/trace.md); None for data
+    # given as the operand itself.
+    origin: object = field(default=None, repr=False)
 
     def widened(self) -> npt.NDArray[Any]:
         """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`)."""

@@ -11,6 +11,7 @@ change of dtype, the simulator moves a physical buffer through every step.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,9 @@ from tcpdsl.numerics.term_arrays import Fixed
 Array = npt.NDArray[Any]
 # A physical buffer over a mapping (1-D) and its poison mask (1 where a cell holds no defined value).
 Buffer = tuple[Array, npt.NDArray[Any]]
+# Steps and flows are numbered as they are recorded, so a schedule can lay streams out in the order the
+# kernel recorded them (docs/trace.md).
+_SERIALS = itertools.count()
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,6 +72,13 @@ class Written:
 
 
 @dataclass(frozen=True, eq=False)
+class Reshaped:
+    """A root that is ``parent``'s last position read under other layouts of the same bytes."""
+
+    parent: Flow
+
+
+@dataclass(frozen=True, eq=False)
 class Step:
     """One stage call: the position's physical mapping and dtype after it, and what the verifier derived.
 
@@ -87,6 +98,7 @@ class Step:
     relu: bool = False  # the values are clamped at 0 before the cast (commit_cast_relu)
     source: tuple[Mapping, ...] = ()
     layouts: tuple[Mapping, ...] = ()
+    serial: int = field(default_factory=_SERIALS.__next__, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +108,7 @@ class Flow:
     root: Root
     steps: tuple[Step, ...] = ()
     cache: dict[str, Any] = field(default_factory=dict, repr=False)
+    serial: int = field(default_factory=_SERIALS.__next__, repr=False)
 
     def then(self, step: Step) -> Flow:
         """The flow one stage further."""

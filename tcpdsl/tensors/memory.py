@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Buffer, Flow, Root
+from tcpdsl.numerics.flow import Buffer, Flow, Reshaped, Root
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
@@ -65,7 +65,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             return buffer_of(parent, name)
 
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
-                         lambda name: to_terms(physical(name)[0], mapping, terms), physical))
+                         lambda name: to_terms(physical(name)[0], mapping, terms), physical, source=Reshaped(parent)))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
 
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:

@@ -93,7 +93,8 @@ class SourceTensor(TensorBase):
 
     def _operand(self) -> Operand:
         values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
-        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor, canonical=True)
+        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor, canonical=True,
+                       origin=self._flow)
 
     def _describe(self) -> str:
         return describe_source(self._spec, self._tensor, self._trf_params)
@@ -173,7 +174,10 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
         args = self._mappings(Stage.TO_TRF, lane=lane, element=element)
         spec, params = self._compose(Stage.TO_TRF, args)
-        trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(spec, self._tensor, self._context, params)
+        # A stream collected from memory keeps its load as a flow: the schedule draws it (docs/trace.md).
+        load = self._flow.then(step_of(Stage.TO_TRF, spec, params)) if self._flow is not None else None
+        trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(spec, self._tensor, self._context, params,
+                                                                              flow=load)
         return trf
 
     @overload
