@@ -219,8 +219,6 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
     if info is None:
         raise KernelSpecError(f"{fn!r} is not a @tcp.kernel function")
     params, integers = [], []
-    # The kernel's hints with their Annotated extras, which carry an integer's range.
-    extras = typing.get_type_hints(info.function, include_extras=True)
     try:
         for name, parameter in info.signature.parameters.items():
             if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -230,7 +228,8 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
                 continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
             if hint is None:
                 raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
-            if hint is int:
+            if hint is int:  # its range is in the Annotated extras, which the recorded hints drop
+                extras = typing.get_type_hints(info.function, include_extras=True)
                 integers.append(_integer(name, extras[name], info.qualname))
             else:
                 params.append(_param(name, hint, info.qualname))
