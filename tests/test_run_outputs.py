@@ -3,8 +3,10 @@ VRF inputs and run-time integer arguments drawn from their annotated range."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -13,6 +15,7 @@ import tcpdsl.tensors.stream
 from tcpdsl.cli.main import main
 from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
 from tcpdsl.harness.report import KernelResult, OutputCheck
+from tcpdsl.testing.kernels import rerun
 
 BODY = '''
 from typing import Annotated
@@ -83,6 +86,16 @@ def empty(x: Row, table: Table, row: Annotated[int, range(3, 3)]) -> Copy:
 '''
 
 
+def load(tmp_path: Path) -> types.ModuleType:
+    path = tmp_path / "loaded.py"
+    path.write_text(textwrap.dedent(BODY), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("run_outputs_kernels", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def run(tmp_path: Path, evaluator: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, dict[str, object]]]:
     path = tmp_path / "kernels.py"
     path.write_text(textwrap.dedent(BODY), encoding="utf-8")
@@ -131,17 +144,13 @@ def test_a_write_the_evaluator_drops_fails_the_kernel(
     assert outputs(store) == [("result", True), ("table (written in place)", False)]
     assert str(store["error"]).startswith("table (written in place) differs from the oracle: max error ")
     assert outputs(results["store_both"]) == [("result 0", True), ("result 1", False)]
+    # pytest --tcpdsl names the differing cells of that output, not of the result.
+    verdict = rerun(load(tmp_path).store, 0, "fused")
+    assert (verdict.passed, verdict.axes) == (False, ("T", "D"))
 
 
 def test_an_integer_is_drawn_from_its_range_with_the_seed(tmp_path: Path) -> None:
-    import importlib.util
-
-    path = tmp_path / "drawn.py"
-    path.write_text(textwrap.dedent(BODY), encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("run_outputs_drawn", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load(tmp_path)
     kernel = describe(module.store)
     assert [(p.name, p.values) for p in kernel.integers] == [("row", range(2, 8, 3))]
     rows = [random_case(kernel, seed).inputs["row"] for seed in range(12)]

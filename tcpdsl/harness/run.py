@@ -18,7 +18,8 @@ from tcpdsl.errors import LayoutError, TcpError
 from tcpdsl.evaluate.backend import names
 from tcpdsl.evaluate.select import evaluator as using
 from tcpdsl.harness import oracle
-from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
+from tcpdsl.harness.kernel_spec import Case, KernelSpec, KernelSpecError, describe, random_case
+from tcpdsl.harness.oracle import OracleCheck
 from tcpdsl.harness.report import KernelResult, OutputCheck
 from tcpdsl.harness.stages import chain_stages, flow_stages, vector_passes
 from tcpdsl.numerics.flow import Flow
@@ -58,6 +59,25 @@ def _costliest(found: list[tuple[str, object]]) -> object:
     return max((part for _, part in found), key=cycles)
 
 
+def compare_outputs(spec: KernelSpec, case: Case) -> tuple[list[tuple[str, object]], list[tuple[str, OracleCheck]]]:
+    """Call the kernel on ``case`` and compare each of its outputs (:func:`outputs`) with the oracle.
+
+    An output the oracle cannot follow raises its ``NoOracle`` error, naming the output when there are several.
+    """
+    # Only DM and HBM tensors have write views, so only they can change in place.
+    before = {p.name: getattr(case.inputs[p.name], "flow") for p in spec.params if p.family in WRITABLE}
+    found = outputs(spec.function(**case.inputs), case.inputs, before)
+    checks = []
+    for label, part in found:
+        try:
+            checks.append((label, oracle.check(part, case.logical)))
+        except LayoutError as error:
+            if error.rule != "NoOracle" or len(found) == 1:
+                raise
+            raise LayoutError(error.stage, error.rule, f"{label}: {error.detail}", hint=error.hint) from error
+    return found, checks
+
+
 def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult:
     """Run one kernel on random inputs and compare each of its outputs with the oracle.
 
@@ -77,20 +97,13 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
             except KernelSpecError as error:
                 result.skipped = str(error)
                 return result
-            # Only DM and HBM tensors have write views, so only they can change in place.
-            before = {p.name: getattr(case.inputs[p.name], "flow") for p in spec.params if p.family in WRITABLE}
-            value = spec.function(**case.inputs)
-            found = outputs(value, case.inputs, before)
-            checks = []
-            for label, part in found:
-                try:
-                    check = oracle.check(part, case.logical)
-                    checks.append(OutputCheck(label, check.max_error, check.tolerance, check.passed))
-                except LayoutError as error:
-                    if error.rule != "NoOracle":
-                        raise
-                    result.skipped = error.detail if len(found) == 1 else f"{label}: {error.detail}"
-                    return result
+            try:
+                found, checks = compare_outputs(spec, case)
+            except LayoutError as error:
+                if error.rule != "NoOracle":
+                    raise
+                result.skipped = error.detail
+                return result
         shown = _costliest(found)
         chain, flow = getattr(shown, "chain", None), getattr(shown, "flow", None)
         if chain is not None:
@@ -98,7 +111,7 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
         elif isinstance(flow, Flow) and flow.steps:
             result.describe_flow(flow, flow_stages(flow))
         result.passes = vector_passes(*(part for _, part in found))
-        result.record(tuple(checks))
+        result.record(tuple(OutputCheck(label, c.max_error, c.tolerance, c.passed) for label, c in checks))
     except (Exception, SystemExit) as error:  # any failure (sys.exit too) of a user kernel is a FAIL, not a crash
         result.passed = False
         result.error = failure(error)
