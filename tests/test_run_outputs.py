@@ -70,6 +70,18 @@ def add_vrf(x: Row, y: RowVrf) -> Row:
 
 
 @tcp.kernel
+def store_quietly(x: Row, table: Table, row: Annotated[int, range(8)]) -> None:
+    """Only the in-place write: that is the output."""
+    x.view().to_hbm_view(table.view_mut().tile(row, index=m["T"], len=1, element=m["T = 1 #{!} 8, D"]))
+
+
+@tcp.kernel
+def nothing(x: Row) -> None:
+    """No result and no write: nothing to compare."""
+    x.to_hbm(element=m["D"])
+
+
+@tcp.kernel
 def passthrough(x: Row, table: Table) -> tuple[Copy, Row]:
     """Its second result is an input as it came: nothing to compare it with."""
     return x.to_hbm(element=m["D"]), x
@@ -115,8 +127,13 @@ def test_every_output_is_compared(tmp_path: Path, evaluator: str, capsys: pytest
     status, results = run(tmp_path, evaluator, capsys)
     assert status == 0
     assert {name: r["status"] for name, r in results.items()} == {
-        "store": "PASS", "store_both": "PASS", "add_vrf": "PASS", "passthrough": "SKIP", "bare": "SKIP", "empty": "SKIP",
+        "store": "PASS", "store_both": "PASS", "add_vrf": "PASS", "store_quietly": "PASS", "nothing": "SKIP",
+        "passthrough": "SKIP", "bare": "SKIP", "empty": "SKIP",
     }
+    assert outputs(results["store_quietly"]) == [("table (written in place)", True)]
+    assert results["nothing"]["skipped"] == (
+        "the kernel returns nothing and writes none of its DM or HBM inputs: there is no output to compare"
+    )
     # An output the oracle cannot follow skips the kernel, naming that output.
     assert results["passthrough"]["skipped"] == (
         "result 1: a result that is not a contraction is compared with its one logical input"

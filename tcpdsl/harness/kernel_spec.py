@@ -2,9 +2,9 @@
 
 A kernel is a ``@tcp.kernel`` function whose parameters are annotated with subscripted tensor
 types (``CollectTensor``, ``TrfTensor``, ``DmTensor``, ``HbmTensor``, ``VrfTensor``) or are run-time
-integers whose valid values the annotation gives (``Annotated[int, range(512)]``). For each parameter the runner learns its dtype, layout
-and the terms its layout holds (:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them
-such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
+integers whose valid values the annotation gives (``Annotated[int, range(512)]``). For each tensor
+parameter the runner learns its dtype, layout and the terms its layout holds
+(:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
 is left out, so the data is broadcast over it, as a model's activations are over the slices that
 index a weight axis. :func:`random_case` draws logical data over exactly those terms with a fixed seed and lays it
 out, so every input fits its layout and the same seed gives the same inputs; an integer is drawn

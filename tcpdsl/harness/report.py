@@ -25,7 +25,7 @@ class OutputCheck:
 
     @property
     def excess(self) -> float:
-        """The error as a share of its bound (an exact output's only error is infinite)."""
+        """The error as a share of its bound; an exact output (bound 0) with any error is infinitely over it."""
         if self.tolerance:
             return self.max_error / self.tolerance
         return float("inf") if self.max_error else 0.0

@@ -40,7 +40,11 @@ def failure(error: BaseException) -> str:
 def outputs(value: object, inputs: dict[str, object], before: dict[str, object]) -> list[tuple[str, object]]:
     """What a run checks: the result (each element of a tuple result), then every input tensor the kernel
     wrote in place (its flow changed during the call) that is not also returned."""
-    found = [(f"result {i}", part) for i, part in enumerate(value)] if isinstance(value, tuple) else [("result", value)]
+    found: list[tuple[str, object]]
+    if value is None:  # a kernel that only writes into its inputs
+        found = []
+    else:
+        found = [(f"result {i}", part) for i, part in enumerate(value)] if isinstance(value, tuple) else [("result", value)]
     returned = {id(part) for _, part in found}
     for name, tensor in inputs.items():
         if name in before and getattr(tensor, "flow", None) is not before[name] and id(tensor) not in returned:
@@ -67,6 +71,9 @@ def compare_outputs(spec: KernelSpec, case: Case) -> tuple[list[tuple[str, objec
     # Only DM and HBM tensors have write views, so only they can change in place.
     before = {p.name: getattr(case.inputs[p.name], "flow") for p in spec.params if p.family in WRITABLE}
     found = outputs(spec.function(**case.inputs), case.inputs, before)
+    if not found:
+        raise LayoutError("oracle", "NoOracle", "the kernel returns nothing and writes none of its DM or HBM inputs: "
+                          "there is no output to compare")
     checks = []
     for label, part in found:
         try:
