@@ -1,9 +1,11 @@
-"""Every kernel example runs on random data under both evaluators and agrees with the oracle."""
+"""Every kernel example runs on random data under both evaluators and agrees with the oracle; so does
+every kernel of examples/transformer, as ``tcpdsl run`` drives them."""
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import sys
 import types
 from pathlib import Path
@@ -12,8 +14,11 @@ import pytest
 from mypy_runner import run_mypy
 
 import tcpdsl as tcp
+from tcpdsl.cli.main import main
+from tcpdsl.cli.run import load
 from tcpdsl.harness.oracle import check
 from tcpdsl.harness.kernel_spec import kernels_in, random_case
+from tcpdsl.harness.run import run_kernel
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 KERNEL_EXAMPLES = [
@@ -114,3 +119,53 @@ def test_try_kernel_reports_like_tcpdsl_run(capsys: pytest.CaptureFixture[str]) 
         tcp.try_kernel(kernel, evaluator="slow")
     with pytest.raises(tcp.TcpError, match="is not a @tcp.kernel function"):
         tcp.try_kernel(print)
+
+
+TRANSFORMER = EXAMPLES / "transformer"
+# Every kernel of examples/transformer by module, in definition order; a kernel added there must pass too.
+TRANSFORMER_KERNELS = {
+    "attention": ["ng_to_vrf", "qk_scaled", "row_max", "masked_exp", "row_sum", "weighted_sum",
+                  "attention_forward_first", "attention_forward", "attention_norm"],
+    "decoder": ["attention_norm", "decoder"],
+    "mlp": ["mlp"],
+    "projection": ["proj_q", "proj_p", "proj_o", "projection"],
+    "residual": ["residual"],
+    "rmsnorm": ["rmsnorm", "rmsnorm_q", "rmsnorm_k"],
+    "rope": ["rope_q", "rope_k"],
+}
+# The outputs each kernel with more than one is compared on: the elements of a tuple result, the caches
+# the projection entry writes in place.
+SEVERAL_OUTPUTS = {
+    "attention_forward_first": ["result 0", "result 1", "result 2"],
+    "attention_forward": ["result 0", "result 1", "result 2"],
+    "projection": ["result", "k_cache (written in place)", "v_cache (written in place)"],
+}
+
+
+def test_tcpdsl_run_passes_every_transformer_kernel(capsys: pytest.CaptureFixture[str]) -> None:
+    """At the reference's sizes, through the fused evaluator (about 10 s on two loaded cores)."""
+    status = main(["run", str(TRANSFORMER), "--json"])
+    results = json.loads(capsys.readouterr().out)["results"]
+    by_module: dict[str, list[str]] = {}
+    for r in results:
+        by_module.setdefault(Path(r["file"]).stem, []).append(r["kernel"])
+    for module, names in TRANSFORMER_KERNELS.items():
+        assert by_module[module][: len(names)] == names, module
+    assert {f"{Path(r['file']).stem}::{r['kernel']}": (r["status"], r["skipped"], r["error"]) for r in results
+            if r["status"] != "PASS"} == {}
+    assert status == 0
+    several = {r["kernel"]: [o["output"] for o in r["outputs"]] for r in results if len(r["outputs"]) > 1}
+    assert several == SEVERAL_OUTPUTS
+
+
+# The kernels cheap enough for the simulator here (each under a second): one per kind of input or stage mix.
+SIMULATED = [("attention", "ng_to_vrf"), ("attention", "qk_scaled"), ("attention", "row_sum"),
+             ("residual", "residual"), ("rmsnorm", "rmsnorm_k"), ("rope", "rope_k")]
+
+
+@pytest.mark.parametrize(("module", "name"), SIMULATED, ids=[f"{m}::{n}" for m, n in SIMULATED])
+def test_cheap_transformer_kernels_pass_on_the_simulator(module: str, name: str) -> None:
+    file = TRANSFORMER / f"{module}.py"
+    (spec,) = [k for k in kernels_in(load(file, 0)) if k.name == name]
+    result = run_kernel(spec, file, 0, "simulate")
+    assert (result.status, result.error) == ("PASS", None)

@@ -104,7 +104,7 @@ def test_a_kernel_the_runner_cannot_drive_is_skipped_with_its_reason(tmp_path: P
     assert results["time_broadcast"]["status"] == "PASS"
     skipped = results["finish"]
     assert skipped["status"] == "SKIP"
-    assert "parameter t of finish must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor" in str(skipped["skipped"])
+    assert "parameter t of finish must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor, HbmTensor or VrfTensor" in str(skipped["skipped"])
 
 
 def test_the_text_report_counts_skips(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

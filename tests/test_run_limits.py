@@ -260,7 +260,7 @@ def test_the_junit_report_has_a_testcase_per_kernel(tmp_path: Path, capsys: pyte
     assert failure.text is not None and f"{path}::narrow" in failure.text and "error: [contract_outer]" in failure.text
     [skip] = list(skipped)
     assert skip.tag == "skipped"
-    assert "parameter t of undrivable must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor" in skip.attrib["message"]
+    assert "parameter t of undrivable must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor, HbmTensor or VrfTensor" in skip.attrib["message"]
 
 
 def test_a_clean_run_exits_zero_and_an_unwritable_report_two(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

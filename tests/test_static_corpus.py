@@ -25,6 +25,7 @@ from static_corpus.support import (
     corpus_modules,
     corpus_report,  # the corpus mypy run, as a fixture
     error_keys,
+    example_modules,
     of_file,
     pinned_errors,
     pinned_notes,
@@ -111,7 +112,7 @@ def test_error_text_is_the_runtime_text(corpus_report: list[Diagnostic]) -> None
     assert checked >= 30
 
 
-@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.py")), ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", example_modules(), ids=lambda p: str(p.relative_to(EXAMPLES).with_suffix("")))
 def test_examples_are_clean_under_strict(
     path: Path, corpus_report: list[Diagnostic], plain_report: list[Diagnostic], pyright_report: list[Diagnostic]
 ) -> None:

@@ -70,7 +70,8 @@ def test_describe_leaves_defaulted_settings_alone() -> None:
 def test_describe_refuses_what_it_cannot_drive() -> None:
     with pytest.raises(KernelSpecError, match="is not a @tcp.kernel function"):
         describe(not_a_kernel)
-    with pytest.raises(KernelSpecError, match="must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor"):
+    with pytest.raises(KernelSpecError, match=r"parameter x of untyped is an int without the values it may take; "
+                       r"annotate it as Annotated\[int, range\(\.\.\.\)\] \(or give it a default\)"):
         describe(untyped)
 
 

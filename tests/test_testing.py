@@ -98,7 +98,7 @@ def test_tiles_are_drawn() -> None:
 
 
 def test_inputs_refuses_what_is_no_source_tensor_type() -> None:
-    with pytest.raises(tcp.TcpError, match="must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor, got <class 'int'>"):
+    with pytest.raises(tcp.TcpError, match="must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor, HbmTensor or VrfTensor, got <class 'int'>"):
         inputs(int)
 
 

@@ -10,6 +10,8 @@ at an offset read at run time; tcpdsl has no scatter yet, so the row is a Python
 DM-to-HBM move into a one-row tile of the cache.
 """
 
+from typing import Annotated
+
 import tcpdsl as tcp
 from tcpdsl import m
 from rmsnorm import HeadWeight, KHead, QHeads, rmsnorm, rmsnorm_k, rmsnorm_q
@@ -149,7 +151,7 @@ def _cache_row(head: KHead, cache: Cache, row: int) -> None:
 @tcp.kernel
 def projection(
     x: Hidden, norm: Hidden, wq: QWeight, wk: PWeight, wv: PWeight, q_norm: HeadWeight, k_norm: HeadWeight,
-    cos: Table, sin: Table, k_cache: Cache, v_cache: Cache, row: int,
+    cos: Table, sin: Table, k_cache: Cache, v_cache: Cache, row: Annotated[int, range(512)],
 ) -> QOut:
     """The query ``[N, G, D]`` in HBM; the key and value land in row ``row`` of the caches."""
     normed = rmsnorm(x.to_dm(cluster=Cluster, slice=SliceP4, element=m["H"]), norm)

@@ -1,8 +1,9 @@
 """``tcpdsl run FILE_OR_DIR``: run every kernel example against the numpy oracle and report its cost.
 
-A kernel example is a ``@tcp.kernel`` function whose parameters are annotated tensor types: it gets
-random inputs (fixed by ``--seed``), runs with its run-time checks on the chosen evaluator, and its
-result is compared with the oracle. A module with no kernel but a ``main()`` function is run by
+A kernel example is a ``@tcp.kernel`` function whose parameters are annotated tensor types or
+integers with an annotated range: it gets random inputs (fixed by ``--seed``), runs with its run-time
+checks on the chosen evaluator, and each of its outputs (its result, every element of a tuple result,
+every input it wrote in place) is compared with the oracle (docs/tensors.md §6). A module with no kernel but a ``main()`` function is run by
 calling ``main()``. Progress goes to stderr; the report (or ``--json``) to stdout, and with
 ``--junit-xml`` to a JUnit file as well. Each module runs in a child process under a time limit
 (:mod:`tcpdsl.cli.isolated`); the exit statuses are in docs/ci.md.

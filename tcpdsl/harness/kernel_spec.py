@@ -1,12 +1,14 @@
 """Introspection of kernels for runners: which tensors a kernel takes, and random inputs for it.
 
-A kernel is a ``@tcp.kernel`` function whose parameters are annotated with subscripted
-``CollectTensor`` or ``TrfTensor`` types. For each parameter the runner learns its dtype, layout
-and the terms its layout holds (:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them
-such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
+A kernel is a ``@tcp.kernel`` function whose parameters are annotated with subscripted tensor
+types (``CollectTensor``, ``TrfTensor``, ``DmTensor``, ``HbmTensor``, ``VrfTensor``) or are run-time
+integers whose valid values the annotation gives (``Annotated[int, range(512)]``). For each tensor
+parameter the runner learns its dtype, layout and the terms its layout holds
+(:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
 is left out, so the data is broadcast over it, as a model's activations are over the slices that
 index a weight axis. :func:`random_case` draws logical data over exactly those terms with a fixed seed and lays it
-out, so every input fits its layout and the same seed gives the same inputs. A
+out, so every input fits its layout and the same seed gives the same inputs; an integer is drawn
+from its range with the same seed. A
 kernel the runner cannot drive (a parameter of another type, a layout with no digit form) is
 described with the reason, so that a runner can skip it and go on with its neighbours.
 """
@@ -17,6 +19,7 @@ import dataclasses
 import inspect
 import math
 import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -39,12 +42,12 @@ _INT_RANGES: Final[dict[str, tuple[int, int]]] = {
     "i9": (-256, 256),
     "i32": (-1024, 1024),
 }
-_SOURCES: Final = ("CollectTensor", "TrfTensor", "DmTensor", "HbmTensor")
+_SOURCES: Final = ("CollectTensor", "TrfTensor", "DmTensor", "HbmTensor", "VrfTensor")
 # Random inputs are drawn as float64 first: 2**28 elements are 2 GiB, the most a run should ask for.
 MAX_RANDOM_ELEMENTS: Final = 1 << 28
 _LISTED: Final = 1 << 16  # coordinates listed at most to compare digits that do not divide one another
-# Memory tensors are built from data alone: they sit in DM, not in a tensor-unit context.
-_IN_MEMORY: Final = ("DmTensor", "HbmTensor")
+# Memory tensors are built from data alone: they sit in memory, not in a tensor-unit context.
+_IN_MEMORY: Final = ("DmTensor", "HbmTensor", "VrfTensor")
 
 
 class KernelSpecError(TcpError, TypeError):
@@ -99,9 +102,20 @@ class TensorParam:
 
 
 @dataclass(frozen=True)
+class IntParam:
+    """A run-time integer parameter and the values it may take (the ``range`` of its annotation)."""
+
+    name: str
+    values: range
+
+    def draw(self, rng: np.random.Generator) -> int:
+        return self.values[int(rng.integers(len(self.values)))]
+
+
+@dataclass(frozen=True)
 class KernelSpec:
-    """A kernel and its tensor parameters, in signature order; ``skip`` says why a runner cannot
-    drive it (then ``params`` is empty)."""
+    """A kernel, its tensor parameters and its integer ones, each in signature order; ``skip`` says why
+    a runner cannot drive it (then both are empty)."""
 
     name: str
     qualname: str
@@ -110,11 +124,12 @@ class KernelSpec:
     params: tuple[TensorParam, ...]
     returns: object
     skip: str | None = None
+    integers: tuple[IntParam, ...] = ()
 
 
 @dataclass(frozen=True)
 class Case:
-    """Inputs for one run: the laid-out tensors by parameter name, and their logical data."""
+    """Inputs for one run: the laid-out tensors and the integers by parameter name, and the tensors' logical data."""
 
     inputs: dict[str, object]
     logical: dict[str, Tensor]
@@ -124,7 +139,7 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
     spec = getattr(hint, "__tcp_spec__", None)
     if not isinstance(hint, Specialised) or not isinstance(spec, Spec) or spec.family.name not in _SOURCES:
         raise KernelSpecError(
-            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor or HbmTensor, got {hint!r}"
+            f"parameter {name} of {where} must be annotated with a subscripted CollectTensor, TrfTensor, DmTensor, HbmTensor or VrfTensor, got {hint!r}"
         )
     full = pairs(list(spec.layouts))
     found = held(full)
@@ -134,6 +149,19 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
             "that is no set of digits, so no logical tensor fits it"
         )
     return TensorParam(name, hint, spec, found.terms)
+
+
+def _integer(name: str, hint: object, where: str) -> IntParam:
+    """An ``int`` parameter annotated ``Annotated[int, range(...)]``: the runner draws from the range."""
+    found = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, range)]
+    if typing.get_origin(hint) is not typing.Annotated or typing.get_args(hint)[0] is not int or len(found) != 1:
+        raise KernelSpecError(
+            f"parameter {name} of {where} is an int without the values it may take; annotate it as "
+            "Annotated[int, range(...)] (or give it a default) so that a runner can draw one"
+        )
+    if not found[0]:
+        raise KernelSpecError(f"parameter {name} of {where} may take no value: its range {found[0]} is empty")
+    return IntParam(name, found[0])
 
 
 def _coordinates(terms: tuple[Digit, ...]) -> set[int]:
@@ -190,7 +218,7 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
     info = kernel_info(fn)
     if info is None:
         raise KernelSpecError(f"{fn!r} is not a @tcp.kernel function")
-    params = []
+    params, integers = [], []
     try:
         for name, parameter in info.signature.parameters.items():
             if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -200,12 +228,17 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
                 continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
             if hint is None:
                 raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
-            params.append(_param(name, hint, info.qualname))
+            if hint is int:  # its range is in the Annotated extras, which the recorded hints drop
+                extras = typing.get_type_hints(info.function, include_extras=True)
+                integers.append(_integer(name, extras[name], info.qualname))
+            else:
+                params.append(_param(name, hint, info.qualname))
     except KernelSpecError as error:
         if strict:
             raise
         return KernelSpec(info.name, info.qualname, info.module, fn, (), info.hints.get("return"), str(error))  # type: ignore[arg-type]
-    return KernelSpec(info.name, info.qualname, info.module, fn, _broadcasts(params), info.hints.get("return"))  # type: ignore[arg-type]
+    return KernelSpec(info.name, info.qualname, info.module, fn, _broadcasts(params), info.hints.get("return"),  # type: ignore[arg-type]
+                      integers=tuple(integers))
 
 
 def kernels_in(module: types.ModuleType) -> list[KernelSpec]:
@@ -220,9 +253,10 @@ def kernels_in(module: types.ModuleType) -> list[KernelSpec]:
 
 
 def random_case(fn: object, seed: int = 0, device: Device | None = None) -> Case:
-    """Random logical inputs for ``fn`` (fixed by ``seed``), laid out as its parameter types.
+    """Random logical inputs for ``fn`` (fixed by ``seed``), laid out as its parameter types, and a value
+    from the range of each integer parameter.
 
-    The first parameter is placed in ``device.main`` and the others in ``device.sub``. Without a
+    The first tensor parameter is placed in ``device.main`` and the others in ``device.sub``. Without a
     ``device``, the kernel gets one with as many chips as its widest Chip layout.
     """
     spec = fn if isinstance(fn, KernelSpec) else describe(fn)
@@ -243,6 +277,8 @@ def random_case(fn: object, seed: int = 0, device: Device | None = None) -> Case
         tensor = param.random_tensor(rng)
         logical[param.name] = tensor
         inputs[param.name] = param.build(tensor, dev.main if index == 0 else dev.sub)
+    for integer in spec.integers:
+        inputs[integer.name] = integer.draw(rng)
     return Case(inputs, logical)
 
 

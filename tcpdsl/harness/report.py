@@ -14,6 +14,24 @@ from tcpdsl.numerics.flow import Flow
 ERROR_LINES = 6  # a long error (a beartype violation) is cut in the text report, kept whole in JSON
 
 
+@dataclass(frozen=True)
+class OutputCheck:
+    """How one output of a kernel (its result, an element of a tuple result, or an input it wrote in place)
+    compares with the oracle."""
+
+    label: str
+    max_error: float
+    tolerance: float
+    passed: bool
+
+    @property
+    def excess(self) -> float:
+        """The error as a share of its bound; an exact output (bound 0) with any error is infinitely over it."""
+        if self.tolerance:
+            return self.max_error / self.tolerance
+        return float("inf") if self.max_error else 0.0
+
+
 @dataclass
 class KernelResult:
     """The outcome of one kernel (or one example ``main()``)."""
@@ -36,6 +54,7 @@ class KernelResult:
     # search plan's ``cycles`` counts and the trace draws (docs/trace.md).
     whole: Schedule | None = None
     passes: tuple[PassRow, ...] = ()  # the vector passes it went through, in order
+    outputs: tuple[OutputCheck, ...] = ()  # each output compared; max_error and tolerance are the worst's
 
     @property
     def status(self) -> str:
@@ -45,6 +64,17 @@ class KernelResult:
 
     def __str__(self) -> str:
         return render_result(self)
+
+    def record(self, checks: tuple[OutputCheck, ...]) -> None:
+        """The verdict of the comparisons: a pass when every output is within its bound."""
+        self.outputs = checks
+        worst = max(checks, key=lambda check: check.excess)
+        self.max_error, self.tolerance = worst.max_error, worst.tolerance
+        self.passed = all(check.passed for check in checks)
+        self.error = "; ".join(
+            f"{check.label} differs from the oracle: max error {check.max_error:.3g} > tolerance {check.tolerance:.3g}"
+            for check in checks if not check.passed
+        ) or None
 
     def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
@@ -83,6 +113,8 @@ class KernelResult:
                 }
                 for row in self.stages
             ],
+            "outputs": [{"output": c.label, "max_error": c.max_error, "tolerance": c.tolerance, "passed": c.passed}
+                        for c in self.outputs],
             "vector_passes": [{"steps": p.steps, "cycles": p.cycles, "latency": p.latency} for p in self.passes],
             "total_cycles": cost.total_cycles if cost else None,
             "bound_by": str(bound.stage) if cost and (bound := bound_by(cost)) else None,
@@ -130,6 +162,10 @@ def _percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
+def _bound(tolerance: float | None) -> str:
+    return "exact" if tolerance == 0.0 else f"tolerance {tolerance:.3g}"
+
+
 def table(rows: list[tuple[str, ...]], right: frozenset[int]) -> list[str]:
     """``rows`` (the first is the header) as indented aligned lines; columns in ``right`` align right."""
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
@@ -172,9 +208,11 @@ def render_result(result: KernelResult) -> str:
         lines.append("  whole kernel " + bound_line(whole.bound_by, whole.total_cycles, len(whole.streams), "stream"))
     for number, done in enumerate(result.passes, 1):
         lines.append(f"  vector pass {number}: {done.steps} steps, {done.cycles} cycles streaming, {done.latency} cycles latency")
-    if result.max_error is not None:
-        bound = "exact" if result.tolerance == 0.0 else f"tolerance {result.tolerance:.3g}"
-        lines.append(f"  max error vs oracle: {result.max_error:.3g} ({bound})")
+    if len(result.outputs) > 1:
+        for check in result.outputs:
+            lines.append(f"  {check.label}: max error vs oracle {check.max_error:.3g} ({_bound(check.tolerance)})")
+    elif result.max_error is not None:
+        lines.append(f"  max error vs oracle: {result.max_error:.3g} ({_bound(result.tolerance)})")
     if result.skipped is not None:
         lines.append("  skipped: " + result.skipped)
     if result.output.strip():

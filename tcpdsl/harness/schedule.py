@@ -19,7 +19,7 @@ from typing import Final
 from tcpdsl.cost import StageCost, chain_cost, chain_weight_load, result_commit_cycles, stream_stage_cost
 from tcpdsl.harness.stages import vector_stages
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow, Reshaped, Step, Window, Written
+from tcpdsl.numerics.flow import Flow, Step, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain, VrfValues
 from tcpdsl.verify.dma import DmaParams
 from tcpdsl.verify.stage import Stage
@@ -172,7 +172,7 @@ class _Walk:
         """A dependency: a flow, or a window, write or reshape of one."""
         if isinstance(node, Flow):
             self.flow(node)
-        elif isinstance(node, (Window, Reshaped)):
+        elif isinstance(node, Window):
             self.value(node.parent)
         elif isinstance(node, Written):
             self.value(node.parent)

@@ -114,9 +114,9 @@ class PassRow:
     latency: int
 
 
-def vector_passes(result: object) -> tuple[PassRow, ...]:
-    """Every vector pass ``result`` depends on (its own, those its inputs and VRF operands came from), in the
-    order they run, each once."""
+def vector_passes(*results: object) -> tuple[PassRow, ...]:
+    """Every vector pass the ``results`` depend on (their own, those their inputs and VRF operands came from),
+    in the order they run, each once."""
     found: dict[int, VectorChain] = {}
 
     def visit(node: object) -> None:
@@ -134,8 +134,9 @@ def vector_passes(result: object) -> tuple[PassRow, ...]:
                         visit(operand.origin)
             found[id(node)] = node
 
-    visit(getattr(result, "flow", None))
-    visit(getattr(result, "chain", None))
+    for result in results:
+        visit(getattr(result, "flow", None))
+        visit(getattr(result, "chain", None))
     rows = []
     for chain in found.values():
         cost = pass_cost(chain, chain.steps[-1].step.state)

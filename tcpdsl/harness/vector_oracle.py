@@ -66,10 +66,20 @@ def pass_expected(chain: VectorChain, origin: Origin) -> tuple[Array, tuple[Digi
 
 
 def _over(found: tuple[Array, tuple[Digit, ...], Array], terms: tuple[Digit, ...]) -> Expected:
+    """The origin's values and scale over the terms a pass reads. An axis the origin lacks altogether (a
+    layout that replicates the data over it, as ``Dummy64`` does) repeats the same values along it."""
     values, held, scale = found
-    if not same_digits(held, terms):
+    axes = set(axes_of(held))
+    mine = tuple(t for t in terms if t.axis in axes)
+    if not same_digits(held, mine):
         raise no_oracle(f"a pass reading {tuple(digit_text(t) for t in held)} as {tuple(digit_text(t) for t in terms)}")
-    return np.asarray(rearrange(values, held, terms)), np.asarray(rearrange(scale, held, terms), dtype=np.float64)
+    spread = tuple(i for i, t in enumerate(terms) if t.axis not in axes)
+    shape = tuple(t.count for t in terms)
+    out = []
+    for part, dtype in ((values, None), (scale, np.float64)):
+        grouped = np.expand_dims(np.asarray(rearrange(np.asarray(part), held, mine), dtype=dtype), spread)
+        out.append(np.broadcast_to(grouped, shape))
+    return out[0], out[1]
 
 
 def _operand(operand: object, terms: tuple[Digit, ...], stash: tuple[Array, Array, tuple[Digit, ...]] | None,

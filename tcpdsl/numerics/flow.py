@@ -72,13 +72,6 @@ class Written:
 
 
 @dataclass(frozen=True, eq=False)
-class Reshaped:
-    """A root that is ``parent``'s last position read under other layouts of the same bytes."""
-
-    parent: Flow
-
-
-@dataclass(frozen=True, eq=False)
 class Step:
     """One stage call: the position's physical mapping and dtype after it, and what the verifier derived.
 

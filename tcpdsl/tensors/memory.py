@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.numerics.flow import Buffer, Flow, Reshaped, Root
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Window
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
@@ -64,8 +64,10 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         def physical(name: str) -> Buffer:
             return buffer_of(parent, name)
 
+        # To an independent check the reshape is a window of the whole tensor, read under the new layouts.
+        whole = Window(parent, self._spec.layout("Element").size, 0)
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
-                         lambda name: to_terms(physical(name)[0], mapping, terms), physical, source=Reshaped(parent)))
+                         lambda name: to_terms(physical(name)[0], mapping, terms), physical, source=whole))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
 
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:

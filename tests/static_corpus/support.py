@@ -215,6 +215,11 @@ def static_verdict(diagnostics: list[Diagnostic]) -> str:
     return "type" if others[0] in ("return-value", "arg-type", "assignment") else others[0]
 
 
+def example_modules() -> list[Path]:
+    """The examples, those in subfolders too (the transformer's modules import their siblings by name)."""
+    return sorted(EXAMPLES.rglob("*.py"))
+
+
 def corpus_modules() -> list[Path]:
     return sorted(p for p in CORPUS.glob("*.py") if p.name.startswith(("ok_", "bad_", "user_ok_", "user_bad_")))
 
@@ -238,7 +243,7 @@ def plain_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
 
     def compute() -> list[Diagnostic]:
         diagnostics, report = run(
-            [*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))],
+            [*corpus_modules(), *shared_modules(), *example_modules()],
             run_directory(base) / "mypy-plain", plugin=False,
         )
         assert "INTERNAL ERROR" not in report and "Traceback" not in report, report
@@ -253,7 +258,7 @@ def pyright_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]
     base = tmp_path_factory.getbasetemp()
 
     def compute() -> list[Diagnostic]:
-        return run_pyright([*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))], run_directory(base))
+        return run_pyright([*corpus_modules(), *shared_modules(), *example_modules()], run_directory(base))
 
     return shared(run_directory(base), "pyright-report", compute)
 
@@ -263,7 +268,7 @@ def run_pyright(paths: list[Path], directory: Path) -> list[Diagnostic]:
     config = directory / "pyrightconfig.json"
     config.write_text(json.dumps({
         "typeCheckingMode": "strict", "pythonVersion": "3.11", "stubPath": str(STUBS),
-        "extraPaths": [str(ROOT), str(CORPUS)],
+        "extraPaths": [str(ROOT), str(CORPUS), *sorted({str(p.parent) for p in example_modules()})],
     }))
     pyright = Path(sys.executable).parent / "pyright"
     done = subprocess.run(
@@ -283,7 +288,7 @@ def corpus_report(tmp_path_factory: pytest.TempPathFactory) -> list[Diagnostic]:
     base = tmp_path_factory.getbasetemp()
 
     def compute() -> list[Diagnostic]:
-        diagnostics, report = run([*corpus_modules(), *shared_modules(), *sorted(EXAMPLES.glob("*.py"))], corpus_cache(base))
+        diagnostics, report = run([*corpus_modules(), *shared_modules(), *example_modules()], corpus_cache(base))
         assert "INTERNAL ERROR" not in report and "Traceback" not in report, report
         return diagnostics
 
