@@ -100,11 +100,15 @@ def test_emitted_modules_type_check_with_the_plugin(tmp_path: Path, pytestconfig
     padded = tcp.search("tk,nk->tn", {"T": 32, "K": 999, "N": 8}, top=2)
     assert all(plan.problem.zero_padded == {"K": 999} for plan in padded)
     assert 'm["K #{0} 1008 % 16"]' in padded[0].source()
+    # a vocabulary zero-padded to whole tiles, with its tile loop
+    (tiled,) = tcp.search("h,wh->w", {"H": 1024, "W": 4748}, topology=tcp.Topology(pes=1), top=1)
+    assert tiled.tiling is not None and tiled.tiling.live == 4748
     folder.mkdir()
     for plan in plans:
         _emit(plan, folder, f"plan_{plan.rank}")
     for plan in padded:
         _emit(plan, folder, f"padded_{plan.rank}")
+    _emit(tiled, folder, "tiled")
     assert pytestconfig.cache is not None
     cache = pytestconfig.cache.mkdir("tcpdsl-check-mypy")
     assert main(["check", str(folder), "--", "--strict", "--cache-dir", str(cache)]) == 0
