@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl import m
+from tcpdsl.algebra import parse
 
 A = tcp.axis("A", 8)
 B = tcp.axis("B", 64)
@@ -395,3 +398,24 @@ def test_a_padded_digit_reaches_past_the_end_only_of_a_run_that_ends_there() -> 
     with pytest.raises(tcp.LayoutError) as info:
         inner.tile(m["V #{0} 12 / 4"], 0)
     assert info.value.rule == "DigitNotInTensor"
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 60), size=st.integers(2, 16), data=st.data())
+def test_padded_tiles_read_and_write_back_every_cell(n: int, size: int, data: st.DataObject) -> None:
+    # the law: the tiles of a padded digit, read and assigned one by one, rebuild the tensor, and
+    # each tile holds the axis's cells from i * size on, then zeros
+    count = -(-n // size)
+    assume(count * size > n and count > 1)
+    digit = parse(f"V #{{0}} {count * size} / {size}", {"V": n})
+    values = np.arange(n * 2).reshape(n, 2) + 1
+    axes = data.draw(st.sampled_from(["V H", "H V"]))
+    source = tcp.Tensor(values, "V H", sizes={"V": n, "H": 2})
+    out = tcp.Tensor(np.zeros((n, 2) if axes == "V H" else (2, n), np.int64), axes, sizes={"V": n, "H": 2})
+    for i in range(count):
+        tile = source.tile(digit, i)
+        live = min(size, n - i * size)
+        np.testing.assert_array_equal(tile.values[:live], values[i * size:i * size + live])
+        assert not tile.values[live:].any()
+        out.assign(tile)
+    np.testing.assert_array_equal(out.to_numpy("V H"), values)
