@@ -56,7 +56,7 @@ def tile_problems(
     found: list[tuple[Problem, Tiling]] = []
     for axis in problem.with_role(Role.WEIGHT):
         size = problem.sizes[axis]
-        if problem.declared[axis] != size or axis in problem.zero_padded:
+        if problem.declared[axis] != size:
             continue
         fitting = [c for c in divisors(size)[1:-1] if not overflows(_tile(problem, axis, size // c))]
         found += [(_tile(problem, axis, size // c), Tiling(axis, c, size // c)) for c in fitting if c <= 2 * fitting[0]]
@@ -75,6 +75,8 @@ def _padded_tiles(
     most twice the fewest count that fits. 151936 cells over 512 slices of 8 lanes give 10 tiles
     of 16384, 13 of 12288 and 19 of 8192."""
     size = problem.sizes[axis]
+    if overflows(_tile(problem, axis, 2)):
+        return []  # the other axes alone overflow: no tile of this one fits
     found: list[tuple[Problem, Tiling]] = []
     seen: set[int] = set()
     first = 0
