@@ -113,11 +113,10 @@ def tile(tensor: T, digit: object, index: object, make: Make[T]) -> T:
     k = _owner(tensor, term)
     value = _index(term, tensor, index)
     if _past_end(term, tensor.terms[k]):
-        live, terms, fixed = _end_tile(tensor, k, term, value)
-        full = _padded(live, k, terms[k].count)
-        if full is not live:
-            full.flags.writeable = False  # a copy: writing into it would change nothing
-        return make(full, terms, fixed)
+        live, region = _end_tile(tensor, k, term, value, make)
+        if region.values is not live:
+            region.values.flags.writeable = False  # a copy: writing into it would change nothing
+        return region
     held = tensor.terms[k]
     above = Digit(held.axis, held.n, term.top, held.top // term.top)
     below = Digit(held.axis, held.n, held.stride, term.stride // held.stride)
@@ -139,24 +138,20 @@ def _fixing(tensor: Tiled, term: Digit, value: int) -> tuple[Fixed, ...]:
     return tuple(sorted((*tensor.fixed_terms, (term, value)), key=lambda f: (f[0].axis, -f[0].stride)))
 
 
-def _end_tile(tensor: Tiled, k: int, term: Digit, value: int) -> tuple[npt.NDArray[Any], tuple[Digit, ...], tuple[Fixed, ...]]:
-    """Tile ``value`` of a digit reaching past the end of dimension ``k``'s axis: a view of the cells
-    it holds inside the axis (fewer than its term's count in the last tile), its terms and fixed digits."""
+def _end_tile(tensor: T, k: int, term: Digit, value: int, make: Make[T]) -> tuple[npt.NDArray[Any], T]:
+    """Tile ``value`` of a digit reaching past the end of dimension ``k``'s axis: the view of the
+    cells it holds inside the axis, and the tile, over that view or, when the view holds fewer
+    cells than the tile (the last one), over a copy of it padded with zeros."""
     held = tensor.terms[k]
     rest = Digit(held.axis, held.n, held.stride, term.stride // held.stride)
     start = value * rest.count
     live = tensor.values[(slice(None),) * k + (slice(start, start + rest.count),)]
+    full = live
+    if live.shape[k] < rest.count:
+        full = np.zeros(live.shape[:k] + (rest.count,) + live.shape[k + 1:], live.dtype)
+        full[(slice(None),) * k + (slice(0, live.shape[k]),)] = live
     terms = tensor.terms[:k] + (rest,) + tensor.terms[k + 1:]
-    return live, terms, _fixing(tensor, term, value)
-
-
-def _padded(live: npt.NDArray[Any], k: int, count: int) -> npt.NDArray[Any]:
-    """``live``, or when it holds fewer than ``count`` cells along dimension ``k``, a copy padded with zeros."""
-    if live.shape[k] == count:
-        return live
-    full = np.zeros(live.shape[:k] + (count,) + live.shape[k + 1:], live.dtype)
-    full[(slice(None),) * k + (slice(0, live.shape[k]),)] = live
-    return full
+    return live, make(full, terms, _fixing(tensor, term, value))
 
 
 def assign(target: T, part: Tiled, make: Make[T]) -> None:
@@ -182,11 +177,9 @@ def assign(target: T, part: Tiled, make: Make[T]) -> None:
             )
         k = _owner(region, term)
         if _past_end(term, region.terms[k]):
-            live, terms, fixed = _end_tile(region, k, term, value)
-            full = _padded(live, k, terms[k].count)
-            if full is not live:
-                write_back.append((live, full))
-            region = make(full, terms, fixed)
+            live, region = _end_tile(region, k, term, value, make)
+            if region.values is not live:
+                write_back.append((live, region.values))
         else:
             region = tile(region, digit_mapping(term), value, make)
     if not same_digits(region.terms, part.terms):
