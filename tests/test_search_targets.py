@@ -95,12 +95,23 @@ def test_tcpdsl_run_reports_the_plans_figures(
 def test_emitted_modules_type_check_with_the_plugin(tmp_path: Path, pytestconfig: pytest.Config) -> None:
     folder = tmp_path / f"plans_{uuid.uuid4().hex[:8]}"  # fresh module names: mypy's cache keys on paths
     plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=2)
+    # K = 999 padded with zeros to 1008: its packet K #{0} 1008 % 16 must read back as a piece of
+    # K #{0} 1008, not as the plain digit K = 16 of its canonical text (docs/search.md §5)
+    padded = tcp.search("tk,nk->tn", {"T": 32, "K": 999, "N": 8}, top=2)
+    assert all(plan.problem.zero_padded == {"K": 999} for plan in padded)
+    assert 'm["K #{0} 1008 % 16"]' in padded[0].source()
+    # a vocabulary zero-padded to whole tiles, with its tile loop
+    (tiled,) = tcp.search("h,wh->w", {"H": 1024, "W": 4748}, topology=tcp.Topology(pes=1), top=1)
+    assert tiled.tiling is not None and tiled.tiling.live == 4748
     folder.mkdir()
     for plan in plans:
         _emit(plan, folder, f"plan_{plan.rank}")
+    for plan in padded:
+        _emit(plan, folder, f"padded_{plan.rank}")
+    _emit(tiled, folder, "tiled")
     assert pytestconfig.cache is not None
     cache = pytestconfig.cache.mkdir("tcpdsl-check-mypy")
-    assert main(["check", str(folder), "--", "--cache-dir", str(cache)]) == 0
+    assert main(["check", str(folder), "--", "--strict", "--cache-dir", str(cache)]) == 0
 
 
 # -- the command line ------------------------------------------------------------------------------

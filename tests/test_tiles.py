@@ -8,9 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl import m
+from tcpdsl.algebra import parse
 
 A = tcp.axis("A", 8)
 B = tcp.axis("B", 64)
@@ -344,3 +347,75 @@ def test_a_name_stands_for_the_whole_axis_in_to_numpy() -> None:
     with pytest.raises(tcp.LayoutError) as partial:
         tile.to_numpy("Wp")
     assert partial.value.rule == "PartialAxis" and "holds only Wp % 64 of it" in partial.value.detail
+
+
+# -- issue 23: tiles of an axis zero-padded to whole tiles -------------------------------------------
+V = tcp.axis("V", 10)
+
+
+def test_the_last_tile_of_a_padded_digit_is_partial() -> None:
+    # V = 10 as 3 tiles of 4 (V #{0} 12 / 4): tiles 0 and 1 are views, tile 2 holds V = 8, 9 and zeros
+    values = ints(10, 3)
+    t = tcp.Tensor(values, "V H", sizes={"H": 3})
+    first, last = t.tile(m["V #{0} 12 / 4"], 1), t.tile(m["V #{0} 12 / 4"], 2)
+    assert first.shape == last.shape == (4, 3) and first.fixed == {"V # 12 / 4": 1}
+    assert np.shares_memory(first.values, values) and first.values.flags.writeable
+    np.testing.assert_array_equal(first.values, values[4:8])
+    np.testing.assert_array_equal(last.values, np.concatenate([values[8:], np.zeros((2, 3))]))
+    assert not np.shares_memory(last.values, values) and not last.values.flags.writeable
+    with pytest.raises(tcp.LayoutError) as info:
+        t.tile(m["V #{0} 12 / 4"], 3)
+    assert info.value.rule == "TileIndex" and "the values 0 to 2" in info.value.detail
+
+
+@pytest.mark.parametrize("axes", ["V H", "H V"])
+def test_assign_writes_the_live_cells_of_every_padded_tile(axes: str) -> None:
+    values = ints(10, 3)
+    source = tcp.Tensor(values, "V H", sizes={"H": 3})
+    full = np.zeros((10, 3) if axes == "V H" else (3, 10))
+    target = tcp.Tensor(full, axes, sizes={"H": 3})
+    for i in range(3):
+        target.assign(source.tile(m["V #{0} 12 / 4"], i))
+    np.testing.assert_array_equal(target.to_numpy("V H"), values)
+
+
+def test_a_partial_tile_is_no_place_to_write() -> None:
+    source = tcp.Tensor(ints(10, 3), "V H", sizes={"H": 3})
+    full = np.zeros((10, 3))
+    last = tcp.Tensor(full, "V H", sizes={"H": 3}).tile(m["V #{0} 12 / 4"], 2)
+    with pytest.raises(tcp.LayoutError) as info:
+        last.assign(source.tile(m["V #{0} 12 / 4"], 2))
+    assert str(info.value) == (
+        "[Tensor] ReadOnly: Tensor[[V = 4]=4 H=3 | V # 12 / 4 = 2](float64) is a tile reaching past the end of its "
+        "axis, a copy padded with zeros\n"
+        "  hint: assign the part to the whole tensor: out.assign(part) writes it at the tile it fixes"
+    )
+    assert not full.any()
+
+
+def test_a_padded_digit_reaches_past_the_end_only_of_a_run_that_ends_there() -> None:
+    inner = tcp.Tensor(ints(4, 32), m["V = 4, H"])  # the first 4 cells of V: its end is not held
+    with pytest.raises(tcp.LayoutError) as info:
+        inner.tile(m["V #{0} 12 / 4"], 0)
+    assert info.value.rule == "DigitNotInTensor"
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(3, 60), size=st.integers(2, 16), data=st.data())
+def test_padded_tiles_read_and_write_back_every_cell(n: int, size: int, data: st.DataObject) -> None:
+    # the law: the tiles of a padded digit, read and assigned one by one, rebuild the tensor, and
+    # each tile holds the axis's cells from i * size on, then zeros
+    count = -(-n // size)
+    assume(count * size > n and count > 1)
+    digit = parse(f"V #{{0}} {count * size} / {size}", {"V": n})
+    values = np.arange(n * 2).reshape(n, 2) + 1
+    axes = data.draw(st.sampled_from(["V H", "H V"]))
+    source = tcp.Tensor(values, "V H", sizes={"V": n, "H": 2})
+    out = tcp.Tensor(np.zeros((n, 2) if axes == "V H" else (2, n), np.int64), axes, sizes={"V": n, "H": 2})
+    for i in range(count):
+        tile = source.tile(digit, i)
+        live = min(size, n - i * size)
+        np.testing.assert_array_equal(tile.values[:live], values[i * size:i * size + live])
+        assert not tile.values[live:].any()
+        out.assign(tile)
+    np.testing.assert_array_equal(out.to_numpy("V H"), values)

@@ -1,8 +1,11 @@
 """Tiles of logical tensors: ``t.tile(m["Wp / 8192"], i)`` and writing a part back with ``assign``.
 
 A tile is a view: the dimension holding the digit is split into the digits above it, the digit
-and the digits below it, and indexed at the digit's value. Every check runs before anything is
-read or written, so a refused tile or assignment leaves the tensor as it was.
+and the digits below it, and indexed at the digit's value. The outermost digit of a zero-padded
+axis (``W #{0} 155648 / 8192`` of W = 151936) reaches past the axis's end: its last tile holds
+fewer cells, and reads as a read-only copy with zeros past the end; ``assign`` writes only the
+cells inside the axis (docs/tensors.md §5). Every check runs before anything is read or written,
+so a refused tile or assignment leaves the tensor as it was.
 """
 
 from __future__ import annotations
@@ -60,7 +63,7 @@ def _fixed_value(tensor: Tiled, term: Digit) -> int | None:
 def _owner(tensor: Tiled, term: Digit) -> int:
     """The dimension whose term contains ``term``, else the error naming the tensor and the digit."""
     for k, held in enumerate(tensor.terms):
-        if term.within(held):
+        if term.within(held) or _past_end(term, held):
             return k
     mine = [t for t in tensor.terms if t.axis == term.axis]
     value = _fixed_value(tensor, term)
@@ -96,11 +99,24 @@ def _index(term: Digit, tensor: Tiled, index: object) -> int:
     return value
 
 
+def _past_end(term: Digit, held: Digit) -> bool:
+    """Whether ``term`` is the outermost digit of the run ``held`` that ends at its axis's end, with
+    values past that end: a digit of the axis zero-padded to a multiple of its stride."""
+    return (term.axis == held.axis and held.top >= held.n and held.top < term.top
+            and term.stride >= held.stride and term.stride % held.stride == 0
+            and (term.count - 1) * term.stride < held.top)
+
+
 def tile(tensor: T, digit: object, index: object, make: Make[T]) -> T:
     """The tile of ``tensor`` where ``digit`` is ``index``, built by ``make`` (see :meth:`Tensor.tile`)."""
     term = _digit(tensor, digit)
     k = _owner(tensor, term)
     value = _index(term, tensor, index)
+    if _past_end(term, tensor.terms[k]):
+        live, region = _end_tile(tensor, k, term, value, make)
+        if region.values is not live:
+            region.values.flags.writeable = False  # a copy: writing into it would change nothing
+        return region
     held = tensor.terms[k]
     above = Digit(held.axis, held.n, term.top, held.top // term.top)
     below = Digit(held.axis, held.n, held.stride, term.stride // held.stride)
@@ -115,13 +131,35 @@ def tile(tensor: T, digit: object, index: object, make: Make[T]) -> T:
     elif below.count == 1:
         picked = picked.reshape(shape[:k] + (above.count,) + shape[k + 1:])
     terms = tensor.terms[:k] + kept + tensor.terms[k + 1:]
-    fixed: tuple[Fixed, ...] = tuple(sorted((*tensor.fixed_terms, (term, value)), key=lambda f: (f[0].axis, -f[0].stride)))
-    return make(picked, terms, fixed)
+    return make(picked, terms, _fixing(tensor, term, value))
+
+
+def _fixing(tensor: Tiled, term: Digit, value: int) -> tuple[Fixed, ...]:
+    return tuple(sorted((*tensor.fixed_terms, (term, value)), key=lambda f: (f[0].axis, -f[0].stride)))
+
+
+def _end_tile(tensor: T, k: int, term: Digit, value: int, make: Make[T]) -> tuple[npt.NDArray[Any], T]:
+    """Tile ``value`` of a digit reaching past the end of dimension ``k``'s axis: the view of the
+    cells it holds inside the axis, and the tile, over that view or, when the view holds fewer
+    cells than the tile (the last one), over a copy of it padded with zeros."""
+    held = tensor.terms[k]
+    rest = Digit(held.axis, held.n, held.stride, term.stride // held.stride)
+    start = value * rest.count
+    live = tensor.values[(slice(None),) * k + (slice(start, start + rest.count),)]
+    full = live
+    if live.shape[k] < rest.count:
+        full = np.zeros(live.shape[:k] + (rest.count,) + live.shape[k + 1:], live.dtype)
+        full[(slice(None),) * k + (slice(0, live.shape[k]),)] = live
+    terms = tensor.terms[:k] + (rest,) + tensor.terms[k + 1:]
+    return live, make(full, terms, _fixing(tensor, term, value))
 
 
 def assign(target: T, part: Tiled, make: Make[T]) -> None:
     """Write ``part`` into ``target`` at the tile its fixed digits select (see :meth:`Tensor.assign`)."""
     region = target
+    # Tiles past an axis's end are filled in a zero-padded copy, whose cells inside the axis are
+    # written back to the view they came from once the part is in place, innermost first.
+    write_back: list[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = []
     for term, value in part.fixed_terms:
         mine = _fixed_value(region, term)
         if mine is not None:
@@ -131,13 +169,19 @@ def assign(target: T, part: Tiled, make: Make[T]) -> None:
                     hint=f"write it into tile {value}",
                 )
             continue
-        if not any(term.within(t) for t in region.terms):
+        if not any(term.within(t) or _past_end(term, t) for t in region.terms):
             raise LayoutError(
                 STAGE, "DigitNotInTensor",
                 f"the part is the tile {digit_text(term)} = {value}, but {target!r} has no digit {digit_text(term)} to write it at",
                 hint="write the part into a tensor that holds that digit",
             )
-        region = tile(region, digit_mapping(term), value, make)
+        k = _owner(region, term)
+        if _past_end(term, region.terms[k]):
+            live, region = _end_tile(region, k, term, value, make)
+            if region.values is not live:
+                write_back.append((live, region.values))
+        else:
+            region = tile(region, digit_mapping(term), value, make)
     if not same_digits(region.terms, part.terms):
         raise LayoutError(
             STAGE, "TileMismatch",
@@ -145,11 +189,18 @@ def assign(target: T, part: Tiled, make: Make[T]) -> None:
             f"holds {text_of(region.terms) or '(nothing)'}",
             hint=_fit_hint(region, part),
         )
-    if not region.values.flags.writeable:
+    if not target.values.flags.writeable:
+        if any(_past_end(term, Digit(term.axis, term.n, 1, term.n)) for term, _ in target.fixed_terms):
+            raise LayoutError(
+                STAGE, "ReadOnly", f"{target!r} is a tile reaching past the end of its axis, a copy padded with zeros",
+                hint="assign the part to the whole tensor: out.assign(part) writes it at the tile it fixes",
+            )
         raise LayoutError(STAGE, "ReadOnly", f"{target!r} is read-only", hint="copy it first: tcp.Tensor(t.to_numpy(), ...)")
     data = rearrange(part.values, part.terms, region.terms)
     with np.errstate(invalid="ignore", over="ignore"):
         region.values[...] = data
+        for live, full in reversed(write_back):
+            live[...] = full[tuple(slice(0, n) for n in live.shape)]
 
 
 def _fit_hint(region: Tiled, part: Tiled) -> str:

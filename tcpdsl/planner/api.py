@@ -24,6 +24,7 @@ from tcpdsl.planner.tiling import Tiling, tile_problems
 from tcpdsl.tensors.device import Topology
 from tcpdsl.numerics.scalars import Scalar, bf16
 from tcpdsl.verify import LaneMode
+from tcpdsl.verify.constants import MAX_LANES
 
 DEFAULT_BUDGET: Final = 5.0
 FIXABLE: Final = ("Chip", "Cluster", "Slice", "Lane", "mode")
@@ -89,7 +90,8 @@ def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | N
         plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
         return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
     # No grid holds the weights: search tiles of them (docs/search.md §5).
-    tilings = [t for p in oriented for t in tile_problems(p, lambda q: weights_overflow(q, settings))]
+    spread = settings.machine.chips * settings.machine.slices * MAX_LANES
+    tilings = [t for p in oriented for t in tile_problems(p, lambda q: weights_overflow(q, settings), spread)]
     if not tilings:  # said at once: the search would try every grid in vain
         raise capacity_error(oriented[0], settings)
     return _tiled(tilings, replace(settings, budget=settings.budget / len(tilings)), progress)

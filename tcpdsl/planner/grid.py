@@ -211,10 +211,10 @@ def _layouts(
     cluster: list[Digit] = []
     slice_: list[Digit] = []
     for (axis, cells), (c, k, s) in zip(local.items(), split):
-        size, declared = problem.sizes[axis], problem.declared[axis]
-        chip.append(Digit(axis, declared, size // c, c))
-        cluster.append(Digit(axis, declared, size // (c * k), k))
-        slice_.append(Digit(axis, declared, cells, s))
+        size = problem.sizes[axis]
+        chip.append(problem.digit(axis, size // c, c))
+        cluster.append(problem.digit(axis, size // (c * k), k))
+        slice_.append(problem.digit(axis, cells, s))
     chip_layout, cluster_layout = Layout.of(*chip), Layout.of(*cluster)
     live = Layout.of(*slice_)
     padded = (live.padded(n) for n in sorted(SLICE_SIZES) if n >= live.size)

@@ -170,13 +170,17 @@ class Plan:
 
 
 def sizes_text(problem: Problem) -> str:
-    """``H=64, Wp=1024 of 4096, K=999 padded to 1008``: every axis' size, the declared size of an axis
-    searched as a tile, and the extent of an axis padded with zeros."""
-    return ", ".join(
-        f"{a}={problem.zero_padded.get(a, n)}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "")
-        + (f" padded to {n}" if a in problem.zero_padded else "")
-        for a, n in problem.sizes.items()
-    )
+    """``H=64, Wp=1024 of 4096, K=999 padded to 1008, W=8192 of 151936 padded to 155648``: every
+    axis' size, the declared size of an axis searched as a tile, and the extent of an axis padded
+    with zeros."""
+    out = []
+    for a, n in problem.sizes.items():
+        declared, live = problem.declared[a], problem.zero_padded.get(a)
+        if declared == n:
+            out.append(f"{a}={n}" if live is None else f"{a}={live} padded to {n}")
+        else:
+            out.append(f"{a}={n} of {declared}" if live is None else f"{a}={n} of {live} padded to {declared}")
+    return ", ".join(out)
 
 
 def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:

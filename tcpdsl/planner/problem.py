@@ -58,8 +58,9 @@ class Problem:
     accumulator: str
     swapped: bool  # True when the einsum's second operand is the stream
     declared: dict[str, int]
-    # A contracted axis searched padded with zeros (docs/search.md §5): its own size, where
-    # ``sizes`` and ``declared`` hold the padded extent its layouts are written over.
+    # An axis searched padded with zeros: its own size, where ``declared`` holds the padded extent
+    # its layouts are written over, and ``sizes`` that extent (a contracted axis, docs/search.md
+    # §5) or one tile of it (a weight-only axis padded to whole tiles, §4).
     zero_padded: dict[str, int] = field(default_factory=dict)
 
     @property

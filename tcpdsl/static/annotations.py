@@ -1,7 +1,8 @@
 """Type-analysis hooks: mapping texts in annotations and aliases are resolved, validated and canonicalised.
 
 ``m["A,B/16"]`` becomes ``Literal['A, B / 16']`` (the canonical text ``str(mapping)``), so equal layouts are
-equal types. A tensor type whose parameters are all concrete is checked against its constructor constraints.
+equal types; a piece of a padded operand keeps its written text (:mod:`tcpdsl.static.literals`). A
+tensor type whose parameters are all concrete is checked against its constructor constraints.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from mypy.types import AnyType, Instance, LiteralType, Type, TypeOfAny, UnboundT
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import TcpError
+from tcpdsl.static.literals import type_text
 from tcpdsl.static.phases import analyser, current_tree, semantic_env
 from tcpdsl.static.report import inside_string, internal, report, unchecked
 from tcpdsl.static.resolve import NotReady, Unknowable, build
@@ -53,7 +55,7 @@ def _mapping_literal(anal: TypeAnalyser, sem: SemanticAnalyzer, text: str, strin
     except TcpError as error:
         report(anal, error, inside_string(error, string, where))
         return AnyType(TypeOfAny.from_error)
-    return _literal(anal, str(mapping))
+    return _literal(anal, type_text(mapping))
 
 
 def _literal(anal: TypeAnalyser, text: str) -> LiteralType:
@@ -111,7 +113,7 @@ def _tensor(anal: TypeAnalyser, sem: SemanticAnalyzer, t: UnboundType, cls: Fami
             args.append(analyzed)
             continue
         maps.append(mapping)
-        args.append(_literal(anal, str(mapping)))
+        args.append(_literal(anal, type_text(mapping)))
     if len(dtypes) + len(maps) == len(cls.params):
         try:
             check_type(cls, tuple(dtypes), tuple(maps))

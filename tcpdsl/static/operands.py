@@ -17,6 +17,7 @@ from mypy.types import ExtraAttrs, Instance, LiteralType, Type, TypeVarType, get
 
 from tcpdsl.algebra import Mapping
 from tcpdsl.errors import TcpError
+from tcpdsl.static.literals import type_text
 from tcpdsl.static.names import TENSOR_CLASSES, fullname
 from tcpdsl.static.phases import instance
 from tcpdsl.static.resolve import Env, Unknowable, build
@@ -112,9 +113,9 @@ def result_type(chk: TypeChecker, t: TensorType, pre_reduce: Mapping | None = No
     the ``typestate`` parameters the declared result carries (a vector pass position's stash state)."""
     str_type = chk.named_type("builtins.str")
     args: list[Type] = [instance(chk.modules, scalar_fullname(d), []) for d in t.dtypes]
-    args += [LiteralType(str(m), str_type) for m in t.layouts]
+    args += [LiteralType(type_text(m), str_type) for m in t.layouts]
     args += typestate or []
     out = instance(chk.modules, fullname(t.family), args)
     if t.family is TIME and pre_reduce is not None:
-        out.extra_attrs = ExtraAttrs({PRE_REDUCE_TIME: LiteralType(str(pre_reduce), str_type)}, {PRE_REDUCE_TIME})
+        out.extra_attrs = ExtraAttrs({PRE_REDUCE_TIME: LiteralType(type_text(pre_reduce), str_type)}, {PRE_REDUCE_TIME})
     return out
