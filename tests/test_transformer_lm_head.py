@@ -62,3 +62,17 @@ def test_a_tile_start_past_the_vocabulary_is_refused() -> None:
     with pytest.raises(tcp.LayoutError) as info:
         FINAL.lm_head_tile(hidden, weight, FINAL.empty_logits(), FINAL.TILES)
     assert (info.value.stage, info.value.rule) == ("tile", "Start")
+
+
+def test_the_final_norm_lands_on_the_lm_head_layout(evaluator: str) -> None:
+    """The final rmsnorm, then the move onto lm_head's layout: every slice holds the whole normed vector, the
+    bf16-rounding model's to the last bit and the float64 model's within one bf16 rounding."""
+    rng = np.random.default_rng(13)
+    x, w = MODEL.uniform_bf16(rng, (H.n,), 1.0), MODEL.uniform_bf16(rng, (H.n,), 1.0)
+    out = FINAL.final_norm(FINAL.Vector(tcp.Tensor(x.astype(np.float32), "H")),
+                           FINAL.Vector(tcp.Tensor(w.astype(np.float32), "H")))
+    assert repr(out) == '<DmTensor[bf16, m["1"], m["Wp / 4096 % 2"], m["Wp / 16 % 256"], m["H"]]>'
+    got = out.to_tensor().to_numpy("H")
+    assert np.array_equal(got, MODEL.rmsnorm(x, w, MODEL.KERNEL))
+    expected = MODEL.rmsnorm(x, w)
+    assert np.all(np.abs(got - expected) <= 2.0**-8 * np.abs(expected) + 1e-6)

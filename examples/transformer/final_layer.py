@@ -26,7 +26,6 @@ from rmsnorm import SliceP4, rmsnorm
 
 H = tcp.axis("H", 1024)
 Wp = tcp.axis("Wp", 155648)
-Dummy64 = tcp.axis("Dummy64", 64)
 
 TILE: Final = 8192  # vocabulary rows per lm_head tile
 TILES = Wp.n // TILE
@@ -100,13 +99,19 @@ def lm_head(x: Hidden, weight: LmWeight) -> Gathered:
 
 
 @tcp.kernel
-def final_layer(x: Vector, norm: Vector, weight: LmWeight) -> LogitsHbm:
-    """The logits ``[Wp]`` in HBM of the last residual stream ``x [H]``.
+def final_norm(x: Vector, w: Vector) -> Hidden:
+    """The final rmsnorm of ``x``, laid out for the lm_head.
 
     ``rmsnorm`` is typed on the layout replicated over ``Dummy64``; relabelled without that axis, as
     ``decoder`` does, one DM to DM move lays the normed vector on lm_head's layout, a broadcast over the
-    vocabulary axis that the vector lacks."""
-    normed = rmsnorm(x.to_dm(cluster=m["1 # 2"], slice=SliceP4, element=m["H"]), norm)
-    hidden = (normed.reshape(chip=Chip, cluster=m["1 # 2"], slice=m["1 # 256"], element=m["H"])
-              .to_dm(cluster=Cluster, slice=Slice, element=m["H"]))
-    return lm_head(hidden, weight).to_hbm(element=m["Wp"])
+    vocabulary axis that the vector lacks. (Relabelling straight onto lm_head's layout would make the
+    vocabulary digits of its Cluster and Slice part of the tensor.)"""
+    normed = rmsnorm(x.to_dm(cluster=m["1 # 2"], slice=SliceP4, element=m["H"]), w)
+    return (normed.reshape(chip=Chip, cluster=m["1 # 2"], slice=m["1 # 256"], element=m["H"])
+            .to_dm(cluster=Cluster, slice=Slice, element=m["H"]))
+
+
+@tcp.kernel
+def final_layer(x: Vector, norm: Vector, weight: LmWeight) -> LogitsHbm:
+    """The logits ``[Wp]`` in HBM of the last residual stream ``x [H]``."""
+    return lm_head(final_norm(x, norm), weight).to_hbm(element=m["Wp"])
