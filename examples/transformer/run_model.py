@@ -64,7 +64,7 @@ class Case:
 
 
 @dataclass(frozen=True)
-class Step:
+class Boundaries:
     """A decoder step's values at every compared boundary (the model's, or the kernels' read back)."""
 
     q: Array  # [N, G, D]
@@ -74,17 +74,17 @@ class Step:
     stream: Array  # [H]
 
 
-def expected_step(case: Case) -> Step:
+def expected_step(case: Case) -> Boundaries:
     """The float64 model's boundaries (``model.ORACLE``)."""
     cache = model.KvCache(case.cache.k.copy(), case.cache.v.copy())
     q = model.projection(case.x, case.layer, POSITION, cache, SIZES)
     state = model.attention(q, cache, POSITION, SIZES)
     chunk, row = divmod(POSITION, SIZES.T)
-    return Step(q, cache.k[chunk, row], cache.v[chunk, row], state.out / state.sum[..., None],
-                model.decoder(state.out, state.sum, case.x, case.layer))
+    return Boundaries(q, cache.k[chunk, row], cache.v[chunk, row], state.out / state.sum[..., None],
+                      model.decoder(state.out, state.sum, case.x, case.layer))
 
 
-def kernel_step(case: Case, evaluator: str) -> Step:
+def kernel_step(case: Case, evaluator: str) -> Boundaries:
     """The decoder step's boundaries through the kernels under ``evaluator``."""
     chunks = KvChunks.of(case.cache)
     with tcp.evaluator(evaluator):
@@ -93,7 +93,7 @@ def kernel_step(case: Case, evaluator: str) -> Step:
         _, total, out = (t.to_tensor() for t in done.state)
         written = chunks.to_model()
         chunk, row = divmod(POSITION, SIZES.T)
-        return Step(
+        return Boundaries(
             q=done.q.to_tensor().to_numpy("N G D").astype(np.float64),
             k_row=written.k[chunk, row].astype(np.float64),
             v_row=written.v[chunk, row].astype(np.float64),
@@ -149,7 +149,7 @@ class Row:
 HEADER = f"{'boundary':<26}{'max error':>10}  {'tolerance':<16}verdict"
 
 
-def compare_step(got: Step, want: Step) -> list[Row]:
+def compare_step(got: Boundaries, want: Boundaries) -> list[Row]:
     """Every boundary of the step under the reference's tolerances."""
     return [
         Row.of("projection q", got.q, want.q, model.PROJECTION),
