@@ -9,9 +9,8 @@ key and value rows the projection writes (``PROJECTION``), the attention output 
 (``ATTENTION``), the new residual stream (``DECODER``) and the logits of the real vocabulary
 (``LOGITS``). The final layer runs on the stream the kernels produced.
 
-Run: ``python examples/transformer/run_model.py [--evaluator fused|simulate]`` (both by default; about two
-minutes on the fused evaluator and six on the simulator, most of it the final layer's 19 tile views of the
-HBM weight).
+Run: ``python examples/transformer/run_model.py [--evaluator fused|simulate]`` (both by default; minutes on
+either evaluator on a loaded machine, most of it the final layer's 19 tile views of the HBM weight).
 """
 
 import argparse
