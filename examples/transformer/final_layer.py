@@ -89,9 +89,9 @@ def empty_logits() -> Logits:
     return Logits(tcp.Tensor(np.zeros(Wp.n, np.float32), "Wp"))
 
 
-@tcp.kernel
 def lm_head(x: Hidden, weight: LmWeight) -> Gathered:
-    """The logits of all 19 tiles, gathered."""
+    """The logits of all 19 tiles, gathered: a loop over kernels rather than a kernel, so that ``tcpdsl run``
+    drives the 19 tiles once, through the ``final_layer`` entry."""
     logits = empty_logits()
     for i in range(TILES):
         logits = lm_head_tile(x, weight, logits, i)
