@@ -2,8 +2,7 @@
 numpy model in float32 (``model.FLOAT32``), in one process at the reference's sizes.
 
 The layer's weights are laid out once as the kernels' HBM tensors and reused by every step; the KV cache holds
-two chunks and the token sits in the second, so attention runs over both (through the driver's stand-in, the
-model's attention, until the attention kernels land). Prints the median seconds of each over interleaved rounds
+two chunks and the token sits in the second, so attention runs over both (through the attention kernels). Prints the median seconds of each over interleaved rounds
 and the median paired ratio; the target is a ratio of at most 2.
 
 Run: python benchmarks/bench_transformer.py [--rounds N]

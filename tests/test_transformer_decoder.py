@@ -1,5 +1,5 @@
-"""One decoder step through the transformer's kernels (projection with the KV-cache write, the attention
-stand-in, the decoder entry with the MLP) at the reference's sizes on the fused evaluator, against the float64
+"""One decoder step through the transformer's kernels (projection with the KV-cache write, attention over two
+chunks, the decoder entry with the MLP) at the reference's sizes on the fused evaluator, against the float64
 model within the reference's decoder tolerance (examples/transformer/decoder.py)."""
 
 from __future__ import annotations

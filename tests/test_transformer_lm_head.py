@@ -1,75 +1,78 @@
-"""The reference transformer's lm_head runs whole at the reference's sizes: 19 weight tiles of 8192 rows, each
-contracted, cast and committed into its tile of the logits, then a Broadcast1 switch gathers 128 logits per
-group of 8 slices (examples/transformer/README.md, ``lm_head::forward``)."""
+"""The reference transformer's lm_head kernels at the reference's sizes (examples/transformer/final_layer.py,
+``lm_head::forward``): a tile of 8192 weight rows moved from its HBM tile view into DM and the TRF, contracted,
+cast and committed into its window of the logits, then the Broadcast1 switch that gathers 128 logits per group
+of 8 slices. The whole final layer (all 19 tiles) runs in examples/transformer/run_model.py."""
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from collections.abc import Iterator
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import tcpdsl as tcp
-from test_transformer_model import M as model
-from tcpdsl import m
+from test_transformer_vector import FOLDER, MODEL
 
-H = tcp.axis("H", 1024)
+H = tcp.axis("H", 1024)  # the example's axes, declared where this module names them
 Wp = tcp.axis("Wp", 155648)
 
-BF16 = tcp.bf16
-Chip, Cluster, Slice = m["1"], m["Wp / 4096 % 2"], m["Wp / 16 % 256"]
-Logits = tcp.DmTensor[BF16, Chip, Cluster, Slice, m["Wp / 8192, Wp % 16"]]
-dev = tcp.Device()
+sys.path.insert(0, str(FOLDER))  # the kernels import their siblings by plain name
+import final_layer as FINAL  # noqa: E402
+
+LAST = FINAL.TILES - 1  # the last tile: 4480 vocabulary rows, then the zero rows of the padding
 
 
-def lm_head(x: np.ndarray, w: np.ndarray, tiles: int) -> Any:
-    """The logits of the first ``tiles`` weight tiles; the others stay as the zeros the logits start with."""
-    hidden = tcp.DmTensor[BF16, Chip, Cluster, Slice, m["H"]](tcp.Tensor(x, "H"))
-    weights = tcp.Tensor(w, "Wp H")
-    logits = Logits(tcp.Tensor(np.zeros(Wp.n, np.float32), "Wp"))
-    for i in range(tiles):
-        w_dm = tcp.DmTensor[BF16, Chip, Cluster, Slice, m["Wp % 16, H"]](weights.tile(m["Wp / 8192"], i))
-        w_trf = (dev.sub.begin(w_dm.view())
-                 .fetch(out_time=m["Wp % 8, Wp / 8 % 2, H / 16"], out_packet=m["H % 16"])
-                 .collect(out_time=m["Wp % 8, Wp / 8 % 2, H / 16"], out_packet=m["H % 16"])
-                 .to_trf(lane=m["Wp % 8"], element=m["Wp / 8 % 2, H"]))
-        logits = (dev.main.begin(hidden.view())
-                  .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
-                  .collect(out_time=m["H / 16"], out_packet=m["H % 16"])
-                  .contract_outer(w_trf, out_time=m["H / 32, Wp / 8 % 2"], out_packet=m["H % 32"])
-                  .contract_packet(out_packet=m["1"])
-                  .contract_time(out_time=m["Wp / 8 % 2"])
-                  .contract_lane(out_time=m["Wp / 8 % 2"], out_packet=m["Wp % 8"], mode=tcp.LaneMode.INTERLEAVED)
-                  .cast(BF16, out_packet=m["Wp % 8 # 16"])
-                  .commit_trim(out_packet=m["Wp % 8"])
-                  .commit_view(logits.view_mut().tile(i, index=m["Wp / 8192"], len=1,
-                                                      element=m["1 #{!} 19, Wp % 16"])))
-    return (dev.main.begin(logits.view())
-            .fetch(out_time=m["Wp / 8192"], out_packet=m["Wp % 16"])
-            .switch(tcp.Broadcast1(slice1=8, slice0=1), out_slice=m["Wp / 128 % 32, 1 # 8"],
-                    out_time=m["Wp / 8192, Wp / 16 % 8"])
-            .collect(out_time=m["Wp / 8192, Wp / 16 % 8"], out_packet=m["Wp % 16"])
-            .commit_trim(out_packet=m["Wp % 16"]).commit(element=m["Wp / 8192, Wp % 128"]))
+@pytest.fixture(params=["fused", "simulate"])
+def evaluator(request: pytest.FixtureRequest) -> Iterator[str]:
+    with tcp.evaluator(request.param):
+        yield request.param
 
 
-# Every tile through the fused evaluator; the simulator, which moves every weight cell, on the first tile.
-@pytest.mark.parametrize("evaluator, tiles", [("fused", 19), ("simulate", 19)])
-def test_lm_head_matches_the_model(evaluator: str, tiles: int) -> None:
+def test_the_last_tile_through_the_gather_matches_the_model(evaluator: str) -> None:
+    """The tile that starts furthest into the HBM weight and holds its padding rows, into a zeroed logits
+    tensor: its logits within the reference's tolerance (and one bf16 rounding) of the float64 model, the
+    padding rows' and every other tile's logits zero."""
+    sizes = MODEL.REFERENCE
     rng = np.random.default_rng(12)
-    x = model.uniform_bf16(rng, (H.n,), 1.0)
-    # The weight is held in bf16, as in HBM (a third of a gigabyte), and drawn a tile at a time.
-    w = np.empty((Wp.n, H.n), dtype=ml_dtypes.bfloat16)
-    for start in range(0, Wp.n, 8192):
-        w[start:start + 8192] = rng.uniform(-0.05, 0.05, (8192, H.n)).astype(ml_dtypes.bfloat16)
-    with tcp.evaluator(evaluator):
-        out = lm_head(x.astype(np.float32), w, tiles)
-        got = out.to_tensor().to_numpy("Wp").astype(np.float64)
+    x = MODEL.uniform_bf16(rng, (H.n,), 1.0)
+    rows = MODEL.random_final(sizes, 7).lm_head_tile(LAST)
+    weight = np.zeros((Wp.n, H.n), dtype=ml_dtypes.bfloat16)  # bf16, as in HBM: a third of a gigabyte
+    weight[LAST * FINAL.TILE:] = rows
+    hidden = FINAL.Hidden(tcp.Tensor(x.astype(np.float32), "H"))
+    logits = FINAL.lm_head_tile(hidden, FINAL.LmWeight(tcp.Tensor(weight, "Wp H")), FINAL.empty_logits(), LAST)
+    out = FINAL.gather(logits)
     assert repr(out) == ('<DmTensor[bf16, m["1"], m["Wp / 4096 % 2"], m["Wp / 128 % 32, 1 # 8"], '
                          'm["Wp / 8192, Wp % 128"]]>')
-    done = tiles * 8192
-    expected = np.concatenate([model.linear(x, w[s:s + 8192].astype(np.float64)) for s in range(0, done, 8192)])
-    tolerance = model.LOGITS
-    assert np.all(np.abs(got[:done] - expected) <= tolerance.abs + tolerance.rel * np.abs(expected))
-    assert np.all(np.abs(got[:done] - expected) <= 2.0 ** -7 * np.abs(expected) + 1e-6)
-    assert not got[done:].any()
+    got = out.to_tensor().to_numpy("Wp").astype(np.float64)
+    tile = got[LAST * FINAL.TILE:]
+    expected = MODEL.linear(x, rows)
+    real = sizes.W - LAST * FINAL.TILE
+    assert real == 4480 and not expected[real:].any()
+    assert MODEL.LOGITS.holds(tile[:real], expected[:real]), MODEL.LOGITS.excess(tile[:real], expected[:real])
+    assert np.all(np.abs(tile - expected) <= 2.0**-7 * np.abs(expected) + 1e-6)
+    assert np.abs(expected).max() > 0.5  # the logits are not all near zero
+    assert not got[: LAST * FINAL.TILE].any()
+
+
+def test_a_tile_start_past_the_vocabulary_is_refused() -> None:
+    hidden = FINAL.Hidden(tcp.Tensor(np.zeros(H.n, np.float32), "H"))
+    weight = FINAL.LmWeight(tcp.Tensor(np.zeros((Wp.n, H.n), ml_dtypes.bfloat16), "Wp H"))
+    with pytest.raises(tcp.LayoutError) as info:
+        FINAL.lm_head_tile(hidden, weight, FINAL.empty_logits(), FINAL.TILES)
+    assert (info.value.stage, info.value.rule) == ("tile", "Start")
+
+
+def test_the_final_norm_lands_on_the_lm_head_layout(evaluator: str) -> None:
+    """The final rmsnorm, then the move onto lm_head's layout: every slice holds the whole normed vector, the
+    bf16-rounding model's to the last bit and the float64 model's within one bf16 rounding."""
+    rng = np.random.default_rng(13)
+    x, w = MODEL.uniform_bf16(rng, (H.n,), 1.0), MODEL.uniform_bf16(rng, (H.n,), 1.0)
+    out = FINAL.final_norm(FINAL.Vector(tcp.Tensor(x.astype(np.float32), "H")),
+                           FINAL.Vector(tcp.Tensor(w.astype(np.float32), "H")))
+    assert repr(out) == '<DmTensor[bf16, m["1"], m["Wp / 4096 % 2"], m["Wp / 16 % 256"], m["H"]]>'
+    got = out.to_tensor().to_numpy("H")
+    assert np.array_equal(got, MODEL.rmsnorm(x, w, MODEL.KERNEL))
+    expected = MODEL.rmsnorm(x, w)
+    assert np.all(np.abs(got - expected) <= 2.0**-8 * np.abs(expected) + 1e-6)

@@ -1,18 +1,14 @@
 """The transformer's decoder entry and one whole decoder step through the kernels (examples/transformer/README.md,
-``ops::decoder``, ``attention::norm`` and the driver loop).
+``ops::decoder`` and the driver loop).
 
 ``decoder`` is the entry: the attention output divided by its softmax sum, the output projection, the
 residual add, the post norm, the MLP and the second residual add, from HBM to HBM. ``decoder_step`` drives
-one layer for one token: ``projection`` writes the token's key and value into the caches, attention runs
-over every cached chunk, and ``decoder`` gives the new residual stream.
-
-Attention is the one part not ported here: ``decoder_step`` takes it as a function of the query, the
-caches and the position that returns the online-softmax state ``(out, sum)``. ``model_attention`` is the
-stand-in until the attention kernels exist: it runs the numpy model's attention, in bf16 as the kernels
-round, on the caches the projection kernel wrote.
+one layer for one token: ``projection`` writes the token's key and value into the caches, ``attend`` runs
+the attention kernels over every cached chunk up to the token's (``attention_forward_first`` on chunk 0,
+``attention_forward`` on each later one, the online-softmax state passed along in HBM), and ``decoder``
+gives the new residual stream.
 """
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +18,7 @@ import numpy.typing as npt
 import tcpdsl as tcp
 from tcpdsl import m
 import model
+from attention import Mask, RowsHbm, State, attention_forward, attention_forward_first, attention_norm
 from mlp import DownWeight, UpWeight, mlp
 from projection import Cache, Hidden, OWeight, PWeight, QOut, QWeight, proj_o, projection
 from residual import residual
@@ -42,39 +39,9 @@ Chip = m["1"]
 Cluster = m["1 # 2"]
 SliceP4 = m["Dummy64, 1 # 4"]
 
-Heads = tcp.DmTensor[tcp.bf16, Chip, Cluster, SliceP4, m["N, G, D"]]
-Sum = tcp.HbmTensor[tcp.f32, Chip, m["N, G"]]
-dev = tcp.Device()
-
 
 @tcp.kernel
-def attention_norm(x: Heads, total: Sum) -> Heads:
-    """The unnormalised attention output divided by its softmax sum, one sum per query head, f32 then bf16."""
-    sums = (
-        dev.sub.begin(total.to_dm(cluster=Cluster, slice=SliceP4, element=m["N, G"]).view())
-        .fetch(out_time=m["N / 4"], out_packet=m["N % 4, G"])
-        .collect(out_time=m["N / 4"], out_packet=m["N % 4, G"])
-        .to_vrf(element=m["N, G"])
-    )
-    return (
-        dev.main.begin(x.view())
-        .fetch(out_time=m["N, G, D / 16"], out_packet=m["D % 16"])
-        .fetch_cast(tcp.f32)
-        .collect(out_time=m["N, G, D / 8"], out_packet=m["D % 8"])
-        .vector_init()
-        .vector_intra_slice_tag(tcp.TagMode.ZERO)
-        .vector_narrow_split(out_time=m["N, G, D / 4"], out_packet=m["D % 4"])
-        .vector_fp_div(sums)
-        .vector_widen_concat(out_time=m["N, G, D / 8"], out_packet=m["D % 8"])
-        .vector_final()
-        .cast(tcp.bf16, out_packet=m["D % 8 # 16"])
-        .commit_trim(out_packet=m["D % 8"])
-        .commit(element=m["N, G, D"])
-    )
-
-
-@tcp.kernel
-def decoder(attended: QOut, total: Sum, stream: Hidden, o: OWeight, post_norm: Hidden, up: UpWeight,
+def decoder(attended: QOut, total: RowsHbm, stream: Hidden, o: OWeight, post_norm: Hidden, up: UpWeight,
             gate: UpWeight, down: DownWeight) -> Hidden:
     """The new residual stream ``[H]`` in HBM."""
     heads = attention_norm(attended.to_dm(cluster=Cluster, slice=SliceP4, element=m["N, G, D"]), total)
@@ -148,24 +115,38 @@ class KvChunks:
         return model.KvCache(values(self.k), values(self.v))
 
 
-# Attention as the driver calls it: (q [N, G, D], the caches, the position) -> (out [N, G, D], sum [N, G]).
-Attention = Callable[[Any, KvChunks, int], tuple[Any, Any]]
+def attend(q: QOut, cache: KvChunks, position: int) -> State:
+    """The token's attention over chunks 0 to its own, each under its causal mask: the online-softmax state
+    ``(max, sum, out)`` in HBM, ``out`` not yet divided by ``sum``."""
+    def mask(chunk: int) -> Mask:
+        return Mask(tcp.Tensor(_f32(model.causal_mask(chunk, position, model.REFERENCE)), "T"))
+
+    state = attention_forward_first(q, cache.k[0], cache.v[0], mask(0))
+    for chunk in range(1, position // model.REFERENCE.T + 1):
+        state = attention_forward(q, cache.k[chunk], cache.v[chunk], mask(chunk), *state)
+    return state
 
 
-def model_attention(q: Any, cache: KvChunks, position: int) -> tuple[Any, Any]:
-    """The stand-in for the attention kernels: the numpy model's attention (bf16 rounding as the kernels do)
-    over the caches the projection kernel wrote, its state handed back as HBM tensors."""
-    state = model.attention(q.to_tensor().to_numpy("N G D"), cache.to_model(), position, model.REFERENCE,
-                            model.KERNEL)
-    return (QOut(tcp.Tensor(_f32(state.out), "N G D")), Sum(tcp.Tensor(_f32(state.sum), "N G")))
+@dataclass(frozen=True)
+class Step:
+    """What one decoder step leaves at each boundary: the query ``[N, G, D]``, the attention state, the stream."""
+
+    q: Any
+    state: State
+    stream: Any
 
 
-def decoder_step(x: Any, layer: LayerTensors, position: int, cache: KvChunks,
-                 attention: Attention = model_attention) -> Any:
-    """One layer for the token at ``position`` (x: the residual stream ``Hidden``); returns the new stream."""
+def layer_step(x: Any, layer: LayerTensors, position: int, cache: KvChunks) -> Step:
+    """One layer for the token at ``position`` (x: the residual stream ``Hidden``), every boundary kept."""
     cos, sin = model.rope_tables(position, model.REFERENCE)
     chunk, row = divmod(position, model.REFERENCE.T)
     q = projection(x, layer.input_norm, layer.q, layer.k, layer.v, layer.q_norm, layer.k_norm,
                    Table(tcp.Tensor(cos, "D")), Table(tcp.Tensor(sin, "D")), cache.k[chunk], cache.v[chunk], row)
-    out, total = attention(q, cache, position)
-    return decoder(out, total, x, layer.o, layer.post_norm, layer.up, layer.gate, layer.down)
+    state = attend(q, cache, position)
+    _, total, out = state
+    return Step(q, state, decoder(out, total, x, layer.o, layer.post_norm, layer.up, layer.gate, layer.down))
+
+
+def decoder_step(x: Any, layer: LayerTensors, position: int, cache: KvChunks) -> Any:
+    """One layer for the token at ``position``; returns the new residual stream."""
+    return layer_step(x, layer, position, cache).stream
