@@ -418,6 +418,7 @@ class WholeKernelCost:
     trf_bytes: int
 
 
+@lru_cache(maxsize=4096)  # read for every branch of a layout search: each reads every cell of Slice
 def dma_engines(chip: Mapping, cluster: Mapping, slice_: Mapping) -> int:
     """The DMA engines a grid can use: one per PE holding a live slice (live chips x live clusters
     x the 64-slice blocks of Slice with a live cell)."""
@@ -462,11 +463,13 @@ def whole_kernel(
     result_packets: int,
     moves: tuple[tuple[str, int], ...] = (),
     weights_from_hbm: bool = True,
+    after: tuple[tuple[str, int], ...] = (),
 ) -> WholeKernelCost:
     """The whole kernel of a contraction whose slices each hold ``trf_bytes`` of weights, spread
     over ``slices`` slices of ``chips`` chips whose weights ``engines`` DMA engines move;
-    ``moves`` are re-layouts of the inputs the kernel waits for. Weights already in DM
-    (``weights_from_hbm`` False) are not moved from HBM."""
+    ``moves`` are re-layouts of the inputs the kernel waits for, ``after`` the engines that take
+    the contraction's result before its commit (a vector pass), not overlapped with it. Weights
+    already in DM (``weights_from_hbm`` False) are not moved from HBM."""
     dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if weights_from_hbm else 0
     load = trf_load_cycles(trf_bytes, weight_dtype)
     commit = result_commit_cycles(result_packets)
@@ -477,9 +480,10 @@ def whole_kernel(
         ("TRF load", load),
         *moves,
         *((str(s.stage), s.cycles + s.latency) for s in contraction.stages),
+        *after,
         ("commit", commit),
     )
-    total = dma + load + sum(c for _, c in moves) + pipeline
+    total = dma + load + sum(c for _, c in moves) + pipeline + sum(c for _, c in after)
     return WholeKernelCost(contraction, breakdown, total, trf_bytes)
 
 
@@ -498,10 +502,15 @@ class WholeChainLike(ChainLike, Protocol):
     def slice(self) -> Mapping: ...
 
 
-def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
+# The name of a vector pass on a contraction's result in a whole kernel's breakdown.
+VECTOR_PASS: Final = "vector pass"
+
+
+def whole_chain_cost(chain: WholeChainLike, after: VectorPassCost | None = None) -> WholeKernelCost:
     """The whole kernel of a chain through ``contract_lane``: each slice's TRF holds its live lanes
     times its Element (padding included: zeros are stored), and every live cell of
-    Chip x Cluster x Slice is one slice."""
+    Chip x Cluster x Slice is one slice. ``after`` is a vector pass the result takes before its
+    commit (the inter-slice reduce of a split reduction), its streaming and latency added."""
     assert chain.lane_time is not None, "the whole kernel is costed once contract_lane is called"
     dtype = chain.weight.dtype
     cells = live_cells(chain.lane) * chain.element.size
@@ -511,6 +520,7 @@ def whole_chain_cost(chain: WholeChainLike) -> WholeKernelCost:
     return whole_kernel(
         chain_cost(chain), weight_dtype=dtype, trf_bytes=trf_bytes, slices=slices,
         engines=dma_engines(chain.chip, chain.cluster, chain.slice), chips=chips, result_packets=chain.lane_time.size,
+        after=() if after is None else ((VECTOR_PASS, after.cycles + after.latency),),
     )
 
 

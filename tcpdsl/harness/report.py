@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tcpdsl.harness.stages import PassRow, StageRow, bound_by
-from tcpdsl.cost import KernelCost, WholeKernelCost, whole_chain_cost
+from tcpdsl.cost import KernelCost, VectorPassCost, WholeKernelCost, whole_chain_cost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow
 
@@ -45,10 +45,12 @@ class KernelResult:
     def __str__(self) -> str:
         return render_result(self)
 
-    def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
+    def describe_chain(self, chain: Chain, stages: tuple[tuple[StageRow, ...], KernelCost],
+                       after: VectorPassCost | None = None) -> None:
+        """A contraction chain, and the vector pass ``after`` it when the kernel ends in one."""
         self.dtype, self.accumulator = chain.stream.dtype, chain.acc
         self.stages, self.cost = stages
-        self.whole = whole_chain_cost(chain) if chain.lane_time is not None else None
+        self.whole = whole_chain_cost(chain, after) if chain.lane_time is not None else None
 
     def describe_flow(self, flow: Flow, stages: tuple[tuple[StageRow, ...], KernelCost]) -> None:
         """A stream's engines: from the dtype it starts in to the one it ends in."""

@@ -20,7 +20,7 @@ from tcpdsl.evaluate.select import evaluator as using
 from tcpdsl.harness import oracle
 from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
 from tcpdsl.harness.report import KernelResult
-from tcpdsl.harness.stages import chain_stages, flow_stages, vector_passes
+from tcpdsl.harness.stages import chain_stages, flow_stages, reduced_contraction, vector_passes
 from tcpdsl.numerics.flow import Flow
 
 EVALUATORS: Final = tuple(names())
@@ -67,6 +67,8 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
             result.describe_chain(chain, chain_stages(chain))
         elif isinstance(flow, Flow) and flow.steps:
             result.describe_flow(flow, flow_stages(flow))
+        elif isinstance(flow, Flow) and (reduced := reduced_contraction(flow)) is not None:
+            result.describe_chain(reduced[0], chain_stages(reduced[0]), reduced[1])
         result.passes = vector_passes(value)
         result.max_error, result.tolerance = check.max_error, check.tolerance
         result.passed = check.passed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final
 
-from tcpdsl.cost import KernelCost, StageCost, chain_cost, combine, stream_cost, stream_params, stream_stage_cost
+from tcpdsl.cost import KernelCost, StageCost, VectorPassCost, chain_cost, combine, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Flow, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain, VrfValues
@@ -141,3 +141,15 @@ def vector_passes(result: object) -> tuple[PassRow, ...]:
         cost = pass_cost(chain, chain.steps[-1].step.state)
         rows.append(PassRow(len(chain.steps), cost.cycles, cost.latency))
     return tuple(rows)
+
+
+def reduced_contraction(flow: Flow) -> tuple[Chain, VectorPassCost] | None:
+    """The contraction and the cost of the one vector pass a kernel's result took straight after
+    it (a split reduction's inter-slice reduce, docs/search.md §5); None for any other result."""
+    source = flow.root.source
+    if not isinstance(source, VectorChain) or not source.steps:
+        return None
+    origin = source.source.origin
+    if not isinstance(origin, Chain) or origin.lane_time is None:
+        return None
+    return origin, pass_cost(source, source.steps[-1].step.state)

@@ -175,15 +175,15 @@ def sizes_text(problem: Problem) -> str:
     return ", ".join(
         f"{a}={problem.zero_padded.get(a, n)}" + (f" of {problem.declared[a]}" if problem.declared[a] != n else "")
         + (f" padded to {n}" if a in problem.zero_padded else "")
-        for a, n in problem.sizes.items()
+        for a, n in ((a, problem.extent(a)) for a in problem.sizes)
     )
 
 
 def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
     """An operand over ``axes``; an axis searched as a tile holds its innermost cells (``Wp % 1024``)."""
-    if all(problem.declared[a] == problem.sizes[a] for a in axes):
+    if all(problem.declared[a] == problem.extent(a) for a in axes):
         return Tensor(values, axes, sizes=problem.written)
-    terms = ", ".join(a if problem.declared[a] == problem.sizes[a] else f"{a} % {problem.sizes[a]}" for a in axes)
+    terms = ", ".join(a if problem.declared[a] == problem.extent(a) else f"{a} % {problem.sizes[a]}" for a in axes)
     return Tensor(values, parse(terms, problem.declared))
 
 
