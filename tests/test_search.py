@@ -16,9 +16,11 @@ from tcpdsl.algebra import Digit, PaddingKind, parse
 from tcpdsl.cli.run import load
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.run import run_kernel
-from tcpdsl.planner import Plan, engine
+from tcpdsl.planner import Plan, Plans, engine
 from tcpdsl.planner.layout import Group, Layout
+from tcpdsl.planner.placement import oriented, placement
 from tcpdsl.planner.progress import Progress
+from tcpdsl.planner.ranking import branch_rank
 from tcpdsl.verify import check_pairing
 
 SMALL = {
@@ -82,6 +84,37 @@ def test_random_einsums_run_to_the_einsum(problem: tuple[str, dict[str, int]], s
     plans = tcp.search(einsum, sizes, top=1, streamed=streamed)  # type: ignore[arg-type]
     x, w = _operands(einsum, sizes)
     _agrees(plans[0], einsum, x, w)
+
+
+@settings(max_examples=12, deadline=None)
+@given(problem=_einsums(), inputs=st.sampled_from([None, ("hbm", "hbm"), ("dm", "dm")]))
+def test_bounds_never_exceed_the_plans_they_bound(problem: tuple[str, dict[str, int]], inputs: tuple[str, str] | None) -> None:
+    # Law: branch and bound drops a branch only when its bound beats the plans in hand, so every
+    # plan costs at least its grid's bound and its branch's (split reductions and input moves
+    # included); else "exhausted" would hide better plans.
+    _bounded(*problem, inputs)
+
+
+@pytest.mark.parametrize(
+    ("einsum", "sizes", "inputs"),
+    [
+        ("k,nk->n", {"K": 32768, "N": 8}, None),
+        ("th,lh->tl", {"T": 16, "H": 1024, "L": 64}, ("hbm", "hbm")),
+        ("h,qh->q", {"H": 1024, "Q": 2048}, ({"Slice": "Q / 32, 1 # 4", "Cluster": "1 # 2"}, "dm")),
+    ],
+)
+def test_bounds_never_exceed_split_plans(einsum: str, sizes: dict[str, int], inputs: object) -> None:
+    assert any(p.problem.split for p in _bounded(einsum, sizes, inputs))
+
+
+def _bounded(einsum: str, sizes: dict[str, int], inputs: object) -> Plans:
+    plans = tcp.search(einsum, sizes, top=8, inputs=inputs)  # type: ignore[arg-type]
+    for plan in plans:
+        c = plan.chain.reduced.candidate
+        where = oriented(plan.problem, placement(plan.problem, inputs))
+        assert plan.whole.total_cycles >= c.grid.bound
+        assert plan.whole.total_cycles >= branch_rank(plan.problem, c.grid, c.packing, c.lane, (plan.mode,), where)[0]
+    return plans
 
 
 def test_plans_come_best_first_with_consistent_figures() -> None:
