@@ -49,6 +49,21 @@ def test_a_chain_tries_contracted_axes_padded_with_zeros() -> None:
     assert np.array_equal(first.run(x, w), x @ w.T)
 
 
+def test_the_move_is_the_whole_kernel_models_stream_move() -> None:
+    # The chain's move is the figure the whole-kernel model gives the next kernel when inputs= puts
+    # its stream on the previous result's grid (the projection's reduced Slice): one formula.
+    projection = _alone("h,ngdh->ngd", {"H": 1024, "N": 8, "G": 2, "D": 128})
+    score = _alone("ngd,tnd->ngt", {"N": 8, "G": 2, "D": 128, "T": 512})
+    p, s = projection.layouts, score.layouts
+    placed = tcp.search(
+        "ngd,tnd->ngt", {"N": 8, "G": 2, "D": 128, "T": 512}, top=1,
+        fixed={"Chip": s.chip, "Cluster": s.cluster, "Slice": s.slice},
+        inputs=({"Chip": p.chip, "Cluster": p.cluster, "Slice": p.out_slice}, "hbm"),
+    )[0]
+    assert placed.layouts == s
+    assert placed.breakdown["stream move"] == placed.cycles - score.cycles == move_cycles(projection, score) == 628
+
+
 def test_a_chain_can_keep_its_result_in_place() -> None:
     # Spread over T alone, the first kernel leaves each slice the rows of T the second streams:
     # no move, and both kernels cost more alone than the pair of best plans, which must move.
