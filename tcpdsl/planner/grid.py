@@ -273,10 +273,11 @@ def spreads(
         engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
         stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
         load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
+        outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
         found.append(Spread(
             tuple(local.items()),
             slices,
-            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)),
+            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
             weight_cells,
             volume,
             kept,
@@ -289,7 +290,8 @@ def spreads(
 def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
     """The first grid layouts of ``spread`` (most Cluster use first) that the pins and the device allow."""
     local = dict(spread.local)
-    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock, MAX_SLICE // problem.split_count):
+    room = MAX_SLICE // problem.split_count  # a split axis takes its own share of Slice
+    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock, room):
         layouts = _layouts(problem, local, split, machine)
         placed = None if layouts is None else pins.place(layouts)
         if placed is not None and _fits(placed, machine):

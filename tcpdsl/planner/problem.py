@@ -287,7 +287,7 @@ def zero_padded(problem: Problem) -> list[Problem]:
     for axis in problem.with_role(Role.CONTRACTED):
         size = problem.sizes[axis]
         if problem.declared[axis] != size or size % problem.flit == 0 or problem.split:
-            continue  # a tile of an axis object is no whole axis to pad
+            continue  # a tile of an axis object (or a slice's share of a split one) is no whole axis to pad
         for extent in sorted({align_up(size, problem.flit), align_up(size, 2 * problem.flit)} - {size}):
             out.append(replace(
                 problem, sizes={**problem.sizes, axis: extent}, declared={**problem.declared, axis: extent},

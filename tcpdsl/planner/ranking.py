@@ -51,7 +51,8 @@ def branch_rank(
     """The best rank a chain with this grid, Outer packet and lanes can have.
 
     Its Outer packet count, its lane-stage packets per mode, its MAC utilisation and the moves of
-    its inputs onto the grid (``where`` they are) are fixed; the accumulator holds at least one slot of ``[Lane, Packet]`` (InnerTime 1, docs/stage-rules.md §2.7).
+    its inputs onto the grid (``where`` they are) are fixed; the accumulator holds at least one
+    slot of ``[Lane, Packet]`` (InnerTime 1, docs/stage-rules.md §2.7).
     """
     outer_packets = grid.volume // (packing.packet.live * lane.live)
     flits = -(-grid.spread.stream_cells // packing.flit.live)
