@@ -90,6 +90,26 @@ def test_the_attention_weighted_sum_written_plainly_splits_its_chunk(tmp_path: P
     _runs_on_both_evaluators(best, tmp_path, "weighted_sum_split")
 
 
+@pytest.mark.parametrize(
+    ("einsum", "sizes", "slice_", "out_slice"),
+    [
+        ("k,nk->n", {"K": 4096, "N": 3}, "N # 4, K / 64", "N # 4, 1 # 64"),  # a padded kept digit above the split
+        ("k,k->", {"K": 1024}, "1 # 2, K / 32", "1 # 2, 1 # 32"),  # padding alone above it
+    ],
+)
+def test_padding_sits_above_the_split_digit(einsum: str, sizes: dict[str, int], slice_: str, out_slice: str) -> None:
+    plans = tcp.search(einsum, sizes, top=4)
+    plan = next(p for p in plans if p.layouts.slice == slice_)
+    assert plan.layouts.out_slice == out_slice
+    rng = np.random.default_rng(14)
+    x, w = (_bf16(rng, *(sizes[a.upper()] for a in part)) for part in einsum.split("->")[0].split(","))
+    expected = np.einsum(einsum, x, w)
+    scale = np.einsum(einsum, np.abs(x), np.abs(w))
+    for evaluator in ("fused", "simulate"):
+        with tcp.evaluator(evaluator):
+            assert np.all(np.abs(plan.run(x, w) - expected) <= 1e-5 * scale + 1e-30)
+
+
 def test_integer_split_reductions_add_in_i32() -> None:
     sizes = {"K": 4096, "N": 8}
     best = tcp.search("k,nk->n", sizes, stream=tcp.i8, weights=tcp.i8, top=1)[0]
