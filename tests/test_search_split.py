@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import ml_dtypes
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
+from tcpdsl.cli.main import main
 from tcpdsl.cli.run import load
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.run import run_kernel
@@ -108,6 +110,17 @@ def test_padding_sits_above_the_split_digit(einsum: str, sizes: dict[str, int], 
     for evaluator in ("fused", "simulate"):
         with tcp.evaluator(evaluator):
             assert np.all(np.abs(plan.run(x, w) - expected) <= 1e-5 * scale + 1e-30)
+
+
+def test_the_command_line_shows_a_split_axis_whole(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "k,nk->n", "K=32768", "N=8", "--top", "1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["sizes"] == {"K": 32768, "N": 8}
+    assert data["plans"][0]["layouts"]["out_slice"] == "N % 4, 1 # 64"
+    assert main(["plan", "k,nk->n", "K=32768", "N=8", "--top", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == 'plans for "k,nk->n" (K=32768, N=8), bf16 x bf16 -> f32'
+    assert "N % 4, K / 512" in out[2]
 
 
 def test_integer_split_reductions_add_in_i32() -> None:
