@@ -7,9 +7,11 @@ docs/cost-model.md); ``tcp.search`` is then asked for the best plan of the same 
 sizes. Printed per kernel: the hand-written contraction alone, both whole-kernel cycle counts per
 slice and their ratio (at most 1 means the search matched or beat the hand layout), whether the
 search exhausted its space, the first search's time and the median of interleaved rounds, and the
-best plan's layouts and breakdown. The last row
-sums the whole chunk in every slice (``ngt,tnd->ngd``), which the reference does not do in one
-contraction: it has no hand-written counterpart.
+best plan's layouts and breakdown (a split reduction's reduced Slice as ``OutSlice``, and its
+inter-slice reduce as the ``vector pass`` row, docs/search.md §5). The last two rows have no
+hand-written counterpart: the weighted sum written as the plain einsum ``ngt,tnd->ngd`` (the search
+then chooses how to split the chunk over slices), and a GEMV with a long K and few outputs, where a
+split reduction wins most.
 """
 
 from __future__ import annotations
@@ -44,7 +46,8 @@ KERNELS: list[tuple[str, str, dict[str, int], Callable[..., Any] | None]] = [
     ("attention score", "ngd,tnd->ngt", {"N": 8, "G": 2, "D": 128, "T": 512}, ref.attention_score),
     ("attention weighted sum", "ngus,usnd->nugd", {"N": 8, "G": 2, "U": 32, "S": 16, "D": 128}, ref.attention_weighted_sum),
     ("lm_head tile", "h,wh->w", {"H": 1024, "W": 8192}, ref.lm_head_tile),
-    ("weighted sum, chunk summed in-slice", "ngt,tnd->ngd", {"N": 8, "G": 2, "T": 512, "D": 128}, None),
+    ("weighted sum, plain einsum", "ngt,tnd->ngd", {"N": 8, "G": 2, "T": 512, "D": 128}, None),
+    ("GEMV, long K, 8 outputs", "k,nk->n", {"K": 32768, "N": 8}, None),
 ]
 
 
@@ -91,8 +94,9 @@ def main() -> None:
     print("\nbest plans:")
     for name, *_ in KERNELS:
         t = plans[name][0].layouts
+        reduced = f" | OutSlice {t.out_slice}" if t.out_slice else ""
         print(f"  {name}: Cluster {t.cluster} | Slice {t.slice} | Time {t.stream_time} | Packet {t.stream_packet}"
-              f" | Lane {t.lane} | Element {t.element} | {t.mode.lower()}")
+              f" | Lane {t.lane} | Element {t.element} | {t.mode.lower()}{reduced}")
     print("\nbreakdowns (hand / plan):")
     for name, *_ in KERNELS:
         written = hand[name]

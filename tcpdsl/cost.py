@@ -418,6 +418,7 @@ class WholeKernelCost:
     trf_bytes: int
 
 
+@lru_cache(maxsize=4096)  # read for every branch of a layout search: each reads every cell of Slice
 def dma_engines(chip: Mapping, cluster: Mapping, slice_: Mapping) -> int:
     """The DMA engines a grid can use: one per PE holding a live slice (live chips x live clusters
     x the 64-slice blocks of Slice with a live cell)."""
@@ -451,6 +452,11 @@ def result_commit_cycles(packets: int) -> int:
     return commit_cycles(CommitParams((), (), RESULT_PACKET_BYTES, RESULT_PACKET_BYTES, packets))
 
 
+# A vector pass on a contraction's result in a whole kernel's breakdown: a stream charges a pass's
+# cycles to its vector_final.
+VECTOR_PASS: Final = str(Stage.VECTOR_FINAL)
+
+
 def whole_kernel(
     contraction: KernelCost,
     *,
@@ -462,30 +468,37 @@ def whole_kernel(
     result_packets: int,
     moves: tuple[tuple[str, int], ...] = (),
     weights_from_hbm: bool = True,
+    after: VectorPassCost | None = None,
 ) -> WholeKernelCost:
     """The whole kernel of a contraction whose slices each hold ``trf_bytes`` of weights, spread
     over ``slices`` slices of ``chips`` chips whose weights ``engines`` DMA engines move;
-    ``moves`` are re-layouts of the inputs the kernel waits for. Weights already in DM
-    (``weights_from_hbm`` False) are not moved from HBM."""
+    ``moves`` are re-layouts of the inputs the kernel waits for, ``after`` a vector pass that takes
+    the contraction's result (``whole_kernel_of``). Weights already in DM (``weights_from_hbm``
+    False) are not moved from HBM."""
     dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if weights_from_hbm else 0
     return whole_kernel_of(contraction, dma, trf_load_cycles(trf_bytes, weight_dtype),
-                           result_commit_cycles(result_packets), trf_bytes, moves)
+                           result_commit_cycles(result_packets), trf_bytes, moves, after)
 
 
 def whole_kernel_of(contraction: KernelCost, dma: int, load: int, commit: int, trf_bytes: int,
-                    moves: tuple[tuple[str, int], ...] = ()) -> WholeKernelCost:
+                    moves: tuple[tuple[str, int], ...] = (), after: VectorPassCost | None = None) -> WholeKernelCost:
     """The load (``dma`` then ``load``), the ``moves``, then the pipeline with the ``commit`` of its
-    results streaming beside the Lane Folder."""
-    streaming = max([commit, *(s.cycles for s in contraction.stages)])
+    results streaming beside the Lane Folder. A vector pass ``after`` it starts once the pipeline has
+    drained, as any stream from a contraction does (``stream_cost``), and its output is the kernel's
+    result: there is then no Lane Folder commit (docs/cost-model.md, "The whole kernel")."""
+    committed = () if after is not None else (("commit", commit),)
+    streaming = max([*(c for _, c in committed), *(s.cycles for s in contraction.stages)])
     pipeline = streaming + sum(s.latency for s in contraction.stages)
+    reduced = () if after is None else ((VECTOR_PASS, after.cycles + after.latency),)
     breakdown = (
         ("weight DMA", dma),
         ("TRF load", load),
         *moves,
         *((str(s.stage), s.cycles + s.latency) for s in contraction.stages),
-        ("commit", commit),
+        *reduced,
+        *committed,
     )
-    total = dma + load + sum(c for _, c in moves) + pipeline
+    total = dma + load + sum(c for _, c in moves) + pipeline + sum(c for _, c in reduced)
     return WholeKernelCost(contraction, breakdown, total, trf_bytes)
 
 

@@ -126,12 +126,14 @@ TRANSFORMER = EXAMPLES / "transformer"
 TRANSFORMER_KERNELS = {
     "attention": ["ng_to_vrf", "qk_scaled", "row_max", "masked_exp", "row_sum", "weighted_sum",
                   "attention_forward_first", "attention_forward", "attention_norm"],
-    "decoder": ["attention_norm", "decoder"],
+    "decoder": ["decoder"],
+    "final_layer": ["lm_head_tile", "gather", "final_norm", "final_layer"],
     "mlp": ["mlp"],
     "projection": ["proj_q", "proj_p", "proj_o", "projection"],
     "residual": ["residual"],
     "rmsnorm": ["rmsnorm", "rmsnorm_q", "rmsnorm_k"],
     "rope": ["rope_q", "rope_k"],
+    "run_model": ["main"],
 }
 # The outputs each kernel with more than one is compared on: the elements of a tuple result, the caches
 # the projection entry writes in place.
@@ -143,7 +145,8 @@ SEVERAL_OUTPUTS = {
 
 
 def test_tcpdsl_run_passes_every_transformer_kernel(capsys: pytest.CaptureFixture[str]) -> None:
-    """At the reference's sizes, through the fused evaluator (about 10 s on two loaded cores)."""
+    """At the reference's sizes, through the fused evaluator: the whole final layer and the end-to-end driver
+    included (about 50 s on two loaded cores)."""
     status = main(["run", str(TRANSFORMER), "--json"])
     results = json.loads(capsys.readouterr().out)["results"]
     by_module: dict[str, list[str]] = {}

@@ -16,9 +16,11 @@ from tcpdsl.algebra import Digit, PaddingKind, parse
 from tcpdsl.cli.run import load
 from tcpdsl.harness.kernel_spec import kernels_in
 from tcpdsl.harness.run import run_kernel
-from tcpdsl.planner import Plan, engine
+from tcpdsl.planner import Plan, Plans, engine
 from tcpdsl.planner.layout import Group, Layout
+from tcpdsl.planner.placement import oriented, placement
 from tcpdsl.planner.progress import Progress
+from tcpdsl.planner.ranking import branch_rank
 from tcpdsl.verify import check_pairing
 
 SMALL = {
@@ -84,31 +86,71 @@ def test_random_einsums_run_to_the_einsum(problem: tuple[str, dict[str, int]], s
     _agrees(plans[0], einsum, x, w)
 
 
+@settings(max_examples=12, deadline=None)
+@given(problem=_einsums(), inputs=st.sampled_from([None, ("hbm", "hbm"), ("dm", "dm")]))
+def test_bounds_never_exceed_the_plans_they_bound(problem: tuple[str, dict[str, int]], inputs: tuple[str, str] | None) -> None:
+    # Law: branch and bound drops a branch only when its bound beats the plans in hand, so every
+    # plan costs at least its grid's bound and its branch's (split reductions and input moves
+    # included); else "exhausted" would hide better plans.
+    _bounded(*problem, inputs)
+
+
+@pytest.mark.parametrize(
+    ("einsum", "sizes", "inputs"),
+    [
+        ("k,nk->n", {"K": 32768, "N": 8}, None),
+        ("th,lh->tl", {"T": 16, "H": 1024, "L": 64}, ("hbm", "hbm")),
+        ("h,qh->q", {"H": 1024, "Q": 2048}, ({"Slice": "Q / 32, 1 # 4", "Cluster": "1 # 2"}, "dm")),
+    ],
+)
+def test_bounds_never_exceed_split_plans(einsum: str, sizes: dict[str, int], inputs: object) -> None:
+    assert any(p.problem.split for p in _bounded(einsum, sizes, inputs))
+
+
+def _bounded(einsum: str, sizes: dict[str, int], inputs: object) -> Plans:
+    plans = tcp.search(einsum, sizes, top=8, inputs=inputs)  # type: ignore[arg-type]
+    for plan in plans:
+        c = plan.chain.reduced.candidate
+        where = oriented(plan.problem, placement(plan.problem, inputs))
+        assert plan.whole.total_cycles >= c.grid.bound
+        assert plan.whole.total_cycles >= branch_rank(plan.problem, c.grid, c.packing, c.lane, (plan.mode,), where)[0]
+    return plans
+
+
 def test_plans_come_best_first_with_consistent_figures() -> None:
     plans = tcp.search("th,lh->tl", {"T": 64, "H": 256, "L": 96}, top=5)
     cycles = [p.cycles for p in plans]
     assert cycles == sorted(cycles)
     for p in plans:
         # the weights load first, then the contraction streams; its commit never outlasts the Lane Folder
-        assert p.cycles == p.breakdown["weight DMA"] + p.breakdown["TRF load"] + p.cost.total_cycles
+        # (a split reduction's inter-slice reduce follows the contraction, docs/search.md §5)
+        reduce = p.breakdown.get("vector_final", 0)
+        assert p.cycles == p.breakdown["weight DMA"] + p.breakdown["TRF load"] + p.cost.total_cycles + reduce
         assert 0 < p.mac_utilisation <= 1
         assert p.accumulator_use == p.accumulator_cells / 1024
     assert [p.rank for p in plans] == list(range(1, len(plans) + 1))
 
 
 def test_the_best_plan_counts_the_whole_kernel() -> None:
-    # L / 12 over 256 slices and T over both clusters: each of 512 slices holds 12 x 1024 bf16 weights
-    # (24 KiB). The weight DMA moves 512 x 24 KiB = 12 MiB at the HBM's 1024 B a cycle, plus 500 to
-    # start; the sub context loads 24 KiB into the TRF 8 bytes a cycle; the 128 rows of T stream
-    # 128 x 64 flits, one a cycle, plus the bf16 adder tree (5) and a drain of 16 accumulators (2).
+    # A split reduction: L / 24 over both clusters' 64 slices and H / 256 over 4 slices each, so each
+    # of 512 slices holds 24 x 256 bf16 weights (12 KiB) and no weight twice. The weight DMA moves
+    # 6 MiB at the HBM's 1024 B a cycle, plus 500 to start; the sub context loads 12 KiB into the TRF
+    # 8 bytes a cycle. All 256 rows of T stream, 24 Outer packets each (8 lanes, 3 groups of L, 8 of
+    # H), plus the adder tree (5); the vector engine then adds the 4 slices' 768 result packets
+    # (768 cycles, 4 of ring) before their commit.
     plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, top=1)
     assert plans.exhausted
     best = plans[0]
-    assert (best.layouts.slice, best.layouts.cluster, best.trf_bytes) == ("L / 12", "T / 128", 12 * 1024 * 2)
-    assert best.breakdown["weight DMA"] == 512 * 12 * 1024 * 2 // 1024 + 500
-    assert best.breakdown["TRF load"] == 12 * 1024 * 2 // 8
-    assert best.cost.total_cycles == 128 * 64 + 5 + 2
-    assert best.cycles == 12788 + 3072 + 8199
+    assert (best.layouts.slice, best.layouts.cluster, best.trf_bytes) == ("L / 24 % 64, H / 256", "L / 1536", 24 * 256 * 2)
+    assert best.layouts.out_slice == "L / 24 % 64, 1 # 4" and best.problem.split == {"H": 4}
+    assert best.breakdown["weight DMA"] == 3072 * 1024 * 2 // 1024 + 500
+    assert best.breakdown["TRF load"] == 24 * 256 * 2 // 8
+    assert best.cost.total_cycles == 256 * 24 + 5 + 3
+    assert best.breakdown["vector_final"] == 256 * 3 + 4
+    assert best.cycles == 6644 + 1536 + 6152 + 772
+    # without splitting H (the best plan before split reductions were in the space): L / 12 over 256
+    # slices and T over both clusters, 12 MiB of weights (each twice) and 128 rows of 64 flits
+    assert best.cycles < 12788 + 3072 + 8199
 
 
 def test_an_odd_contracted_axis_is_padded_with_zeros() -> None:
@@ -265,12 +307,23 @@ def test_a_refused_dtype_pair_is_the_multipliers_error() -> None:
 
 
 def test_a_contracted_axis_too_big_for_the_trf_is_named() -> None:
+    # 32784 = 16 x 2049 cells are whole flits, so not padded, but no two slices can share them in
+    # whole flits each: no split either, and 65568 bytes overflow one TRF
     with pytest.raises(tcp.LayoutError) as info:
-        tcp.search("h,h->", {"H": 65536})
+        tcp.search("h,h->", {"H": 32784})
     error = info.value
     assert (error.stage, error.rule) == ("to_trf", "ExceedsCapacity")
-    assert "H=65536" in error.detail and "131072 bytes" in error.detail
+    assert "H=32784" in error.detail and "65568 bytes" in error.detail
     assert "tile" in error.hint
+
+
+def test_a_contracted_axis_too_big_for_one_trf_is_split_over_slices() -> None:
+    # 65536 bf16 cells are 128 KiB, twice one TRF: split over slices, each holds a share
+    plans = tcp.search("h,h->", {"H": 65536}, top=1)
+    best = plans[0]
+    assert best.problem.split and best.layouts.slice.endswith(f"H / {65536 // best.problem.split['H']}")
+    x, w = _operands("h,h->", {"H": 65536}, seed=5)
+    _agrees(best, "h,h->", x, w)
 
 
 def test_weights_too_big_for_every_grid_are_named() -> None:
@@ -400,15 +453,18 @@ def test_inputs_say_where_the_operands_are_and_the_plan_pays_their_moves() -> No
     # by default the stream is in DM and the weights in HBM: 4 MiB at 1024 B a cycle, plus 500
     assert "stream DMA" not in default.breakdown and default.breakdown["weight DMA"] == 4096 + 500
     both = tcp.search(einsum, sizes, top=1, inputs=("hbm", "hbm"))[0]
-    # x[H] into all 512 slices, 2 KiB each, from HBM: 1 MiB at 1024 B a cycle, plus 500
-    assert both.breakdown["stream DMA"] == 1024 + 500
-    assert both.cycles == default.cycles + 1524
+    # a stream from HBM favours a deeper split of H (32 slices of 32 cells): 64 bytes into each of
+    # 512 slices, 32 KiB at 1024 B a cycle, plus 500
+    assert both.layouts.slice == "Q / 128 % 8, H / 32" and both.breakdown["stream DMA"] == 32 + 500
+    assert both.cycles == 6222 > default.cycles
     resident = tcp.search(einsum, sizes, top=1, inputs=("dm", "dm"))[0]
     assert resident.breakdown["weight DMA"] == 0
     assert resident.cycles == default.cycles - 4596
     elsewhere = tcp.search(einsum, sizes, top=1, inputs=({"slice": "Q / 32, 1 # 4", "Cluster": "1 # 2"}, "hbm"))[0]
-    # the stream sits on another grid: moved DM to DM (serial reads and writes) over 8 engines
-    assert elsewhere.breakdown["stream move"] == 500 + 2 * (512 * 2048 // 8 // 256)
+    # the stream sits on another grid: moved DM to DM (serial reads and writes) over 8 engines, 32
+    # cells of H (64 bytes) into each of 512 slices
+    assert elsewhere.layouts.slice == "Q / 128 % 8, H / 32"
+    assert elsewhere.breakdown["stream move"] == 500 + 2 * (512 * 64 // 8 // 256)
 
 
 @pytest.mark.parametrize(

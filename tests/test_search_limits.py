@@ -113,7 +113,7 @@ def test_divisors_come_from_the_prime_factors() -> None:
 
 def test_a_budget_too_large_for_a_float_sets_no_limit() -> None:
     plans = tcp.search("th,lh->tl", {"T": 256, "H": 1024, "L": 3072}, budget=10**400)
-    assert plans.exhausted and plans[0].cycles == 24059
+    assert plans.exhausted and plans[0].cycles == 15104
 
 
 def test_a_huge_negative_budget_is_refused_briefly() -> None:
@@ -126,5 +126,5 @@ def test_a_huge_negative_budget_is_refused_briefly() -> None:
 def test_numpy_numbers_are_accepted_as_sizes_top_and_budget() -> None:
     sizes = {"T": np.int64(256), "H": np.int32(1024), "L": np.uint16(3072)}
     plans = tcp.search("th,lh->tl", sizes, top=np.int64(2), budget=np.float32(5))  # type: ignore[arg-type]
-    assert len(plans) == 2 and plans[0].cycles == 24059
+    assert len(plans) == 2 and plans[0].cycles == 15104
     assert all(type(n) is int for n in plans[0].problem.sizes.values())

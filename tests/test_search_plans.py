@@ -35,6 +35,7 @@ def test_plan_is_public(plan: tcp.Plan) -> None:
         ("two words", "'two words' is not a Python identifier"),
         ("__name__", "'__name__' is a special name of Python"),
         ("Chip", "'Chip' is already a name of the plan's module"),
+        ("OutSlice", "'OutSlice' is already a name of the plan's module"),  # a split reduction's reduced Slice
         ("tcp", "'tcp' is already a name of the plan's module"),
         ("T", "'T' is already a name of the plan's module"),
         (123, "the kernel name must be a string, got int"),
@@ -94,6 +95,7 @@ def test_renaming_a_letter_to_itself_changes_nothing() -> None:
         ({"w": 3}, {"H": 8}, "AxisName", "axes= names letter w 3, which is no axis name"),
         ({"w": "H"}, {"H": 8}, "AxisName", "axes= gives two einsum letters the name H"),
         ({"w": "Chip"}, {"H": 8, "Chip": 8}, "AxisName", "axis Chip has the name of a layout or type of the plan's module"),
+        ({"w": "OutSlice"}, {"H": 8, "OutSlice": 8}, "AxisName", "axis OutSlice has the name of a layout or type"),
         ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 6}, "Sizes", "axis Wp has size 16, so a tile of it cannot hold 6 cells"),
         ({"w": tcp.axis("Wp", 16)}, {"H": 8, "Wp": 32}, "Sizes", "axis Wp has size 16, so a tile of it cannot hold 32 cells"),
         ({"w": "Wp"}, {"H": 8, "W": 8}, "Sizes", "axis Wp of 'h,wh->w' has no size"),

@@ -277,35 +277,24 @@ def test_the_decoder_entry_sums_to_its_reported_whole_kernel() -> None:
 
 def test_one_decoder_step_is_one_valid_trace(tmp_path: Path) -> None:
     """One layer for the token at position 700 (chunk 1): the projection, with the key and value written into
-    the caches, attention over chunks 0 and 1, and the decoder. Each stream is drawn for the first kernel
-    that needs it; the step's schedule is the decoder's result's whole schedule, everything included."""
-    decoder, attention, model = (__import__(name) for name in ("decoder", "attention", "model"))
+    the caches, attention over chunks 0 and 1 (its final online-softmax state), and the decoder. Each stream is
+    drawn for the first kernel that needs it; the step's schedule is the decoder's result's whole schedule,
+    everything included."""
+    decoder, model = (__import__(name) for name in ("decoder", "model"))
     sizes, position = model.REFERENCE, 700
     layer = model.random_layer(sizes, 1)
     x = model.uniform_bf16(np.random.default_rng(2), (sizes.H,), 1.0)
     chunks = decoder.KvChunks.of(model.KvCache.empty(sizes, 2))
-    step: dict[str, Any] = {}
-
-    def attend(q: Any, cache: Any, at: int) -> tuple[Any, Any]:
-        step["projection"] = q
-        state = None
-        for chunk in range(at // sizes.T + 1):
-            mask = attention.Mask(tcp.Tensor(model.causal_mask(chunk, at, sizes).astype(np.float32), "T"))
-            k, v = cache.k[chunk], cache.v[chunk]
-            state = attention.attention_forward(q, k, v, mask, *state) if state else attention.attention_forward_first(q, k, v, mask)
-            step[f"attention chunk {chunk}"] = state
-        assert state is not None
-        return state[2], state[1]
-
     with tcp.evaluator("fused"):
-        step["decoder"] = decoder.decoder_step(decoder.Hidden(tcp.Tensor(x.astype(np.float32), "H")),
-                                               decoder.LayerTensors.of(layer), position, chunks, attend)
+        done = decoder.layer_step(decoder.Hidden(tcp.Tensor(x.astype(np.float32), "H")),
+                                  decoder.LayerTensors.of(layer), position, chunks)
+    step: dict[str, Any] = {"projection": done.q, "attention (chunks 0 and 1)": done.state, "decoder": done.stream}
     path = tmp_path / "decoder_step.json"
     tcp.trace(step, path)
     document = json.loads(path.read_text())
     _check(document)
     kernels = _on(document, "kernel")
-    assert [k["name"] for k in kernels] == ["projection", "attention chunk 0", "attention chunk 1", "decoder"]
+    assert [k["name"] for k in kernels] == ["projection", "attention (chunks 0 and 1)", "decoder"]
     seen: set[int] = set()
     for kernel, result in zip(kernels, step.values()):
         alone = schedule_of(result, seen)

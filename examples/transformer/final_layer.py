@@ -16,7 +16,7 @@ tcpdsl has no uninitialised DM tensor yet (``DmTensor::new()`` in the port plan)
 a DMA or ``commit_view`` fills tile by tile start as zeros placed from the host.
 """
 
-from typing import Final
+from typing import Annotated, Final
 
 import numpy as np
 
@@ -45,7 +45,7 @@ dev = tcp.Device()
 
 
 @tcp.kernel
-def lm_head_tile(x: Hidden, weight: LmWeight, logits: Logits, i: int) -> Logits:
+def lm_head_tile(x: Hidden, weight: LmWeight, logits: Logits, i: Annotated[int, range(TILES)]) -> Logits:
     """Tile ``i``: its 8192 rows of the HBM weight moved to DM and into the TRF, contracted with ``x``, and the
     bf16 results written into the tile's window of ``logits``, which is returned."""
     rows = weight.view().tile(i * TILE, index=m["Wp"], len=TILE, element=m["Wp % 8192 # 155648, H"])

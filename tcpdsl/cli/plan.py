@@ -150,7 +150,7 @@ def _json(plans: Plans, emitted: list[Path]) -> dict[str, Any]:
     files: list[str | None] = [str(p) for p in emitted] or [None] * len(plans)
     return {
         "einsum": first.einsum,
-        "sizes": first.sizes,
+        "sizes": {a: first.extent(a) for a in first.sizes},  # a split axis whole, not one slice's share
         "stream": first.stream_dtype,
         "weights": first.weight_dtype,
         "accumulator": first.accumulator,

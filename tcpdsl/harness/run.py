@@ -22,7 +22,7 @@ from tcpdsl.harness.kernel_spec import Case, KernelSpec, KernelSpecError, descri
 from tcpdsl.harness.oracle import OracleCheck
 from tcpdsl.harness.report import KernelResult, OutputCheck
 from tcpdsl.harness.schedule import schedule_of
-from tcpdsl.harness.stages import chain_stages, flow_stages, vector_passes
+from tcpdsl.harness.stages import chain_stages, flow_stages, reduced_contraction, vector_passes
 from tcpdsl.numerics.flow import Flow
 
 EVALUATORS: Final = tuple(names())
@@ -129,6 +129,8 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
             result.describe_chain(chain, chain_stages(chain))
         elif isinstance(flow, Flow) and flow.steps:
             result.describe_flow(flow, flow_stages(flow))
+        elif isinstance(flow, Flow) and (reduced := reduced_contraction(flow)) is not None:
+            result.describe_chain(reduced, chain_stages(reduced))
         result.passes = vector_passes(*(part for _, part in found))
         result.record(tuple(OutputCheck(label, c.max_error, c.tolerance, c.passed) for label, c in checks))
     except (Exception, SystemExit) as error:  # any failure (sys.exit too) of a user kernel is a FAIL, not a crash

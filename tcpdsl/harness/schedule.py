@@ -229,7 +229,13 @@ class _Walk:
         if not isinstance(source, VectorChain):
             return None
         origin = source.source.origin
-        before, context = self.head(origin, serial) or ((), self.feed(origin))
+        if isinstance(origin, Chain):
+            # A pass on a contraction's result starts once the contraction has drained (cost.stream_cost).
+            context = self.chain(origin, serial)
+            self.add(serial, _span(context or "main", chain_cost(origin).stages, ()))
+            before: tuple[StageCost, ...] = ()
+        else:
+            before, context = self.head(origin, serial) or ((), self.feed(origin))
         for step in source.steps:
             for operand in step.operands:
                 if isinstance(operand, VrfValues):

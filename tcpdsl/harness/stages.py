@@ -142,3 +142,15 @@ def vector_passes(*results: object) -> tuple[PassRow, ...]:
         cost = pass_cost(chain, chain.steps[-1].step.state)
         rows.append(PassRow(len(chain.steps), cost.cycles, cost.latency))
     return tuple(rows)
+
+
+def reduced_contraction(flow: Flow) -> Chain | None:
+    """The contraction a kernel's result took one vector pass straight after (a split reduction's
+    inter-slice reduce, docs/search.md §5); None for any other result."""
+    source = flow.root.source
+    if not isinstance(source, VectorChain) or not source.steps:
+        return None
+    origin = source.source.origin
+    if not isinstance(origin, Chain) or origin.lane_time is None:
+        return None
+    return origin

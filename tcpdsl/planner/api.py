@@ -14,10 +14,10 @@ from tcpdsl.algebra import Axis, Mapping, parse
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.engine import Found, Settings, run
 from tcpdsl.planner.failure import capacity_error, no_plan, weights_overflow
-from tcpdsl.planner.grid import GridPins, Machine
+from tcpdsl.planner.grid import MAX_SLICE, GridPins, Machine
 from tcpdsl.planner.placement import placement
 from tcpdsl.planner.plan import Plan, Plans
-from tcpdsl.planner.problem import STAGE, Problem, make_problem, zero_padded
+from tcpdsl.planner.problem import STAGE, Problem, make_problem, split_reductions, zero_padded
 from tcpdsl.planner.progress import Progress
 from tcpdsl.planner.source import check_axis_names
 from tcpdsl.planner.tiling import Tiling, tile_problems
@@ -77,7 +77,14 @@ def search(
             hint="\"first\" streams the einsum's first operand and holds the second in the TRF",
         )
     oriented = [problem.oriented(swapped) for swapped in _ORIENTATIONS[streamed]]
-    return plan_problem([*oriented, *(q for p in oriented for q in zero_padded(p))], settings, progress)
+    return plan_problem([q for p in oriented for q in variants(p, settings.machine)], settings, progress)
+
+
+def variants(problem: Problem, machine: Machine, split: bool = True) -> list[Problem]:
+    """``problem`` and the forms the space also holds: padded with zeros, or (unless ``split`` is
+    False) with a split reduction (docs/search.md §5)."""
+    splits = split_reductions(problem, min(MAX_SLICE, machine.slices)) if split else []
+    return [problem, *zero_padded(problem), *splits]
 
 
 def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | None = None) -> Plans:
@@ -89,9 +96,10 @@ def plan_problem(oriented: list[Problem], settings: Settings, progress: bool | N
             raise no_plan(problems[0], outcome, settings)
         plans = tuple(Plan(f.problem, f.chain, rank, settings.machine) for rank, f in enumerate(outcome.found, 1))
         return Plans(plans, outcome.exhausted, outcome.seconds, outcome.chains)
-    # No grid holds the weights: search tiles of them (docs/search.md §5).
+    # No grid holds the weights: search tiles of them (docs/search.md §4), each reduced in its slices.
     spread = settings.machine.chips * settings.machine.slices * MAX_LANES
-    tilings = [t for p in oriented for t in tile_problems(p, lambda q: weights_overflow(q, settings), spread)]
+    whole = [p for p in oriented if not p.split]
+    tilings = [t for p in whole for t in tile_problems(p, lambda q: weights_overflow(q, settings), spread)]
     if not tilings:  # said at once: the search would try every grid in vain
         raise capacity_error(oriented[0], settings)
     return _tiled(tilings, replace(settings, budget=settings.budget / len(tilings)), progress)

@@ -37,11 +37,15 @@ def cycles_bound(
     return max(outer, lane_packets) + tree_latency(dtype) + drain
 
 
-def load_cycles(weight_dtype: str, trf_bytes: int, slices: int, engines: int, chips: int, from_hbm: bool = True) -> int:
+def load_cycles(
+    weight_dtype: str, trf_bytes: int, slices: int, engines: int, chips: int, from_hbm: bool = True, stream_bytes: int = 0
+) -> int:
     """The weight DMA (when the weights come ``from_hbm``) and the TRF load of ``slices`` slices of
     ``trf_bytes`` on at most ``engines`` DMA engines and ``chips`` chips (docs/cost-model.md, "The
     whole kernel"): exact when the grid is laid out, a lower bound when only the most engines and
     chips it could use are known. Weights already in DM may still move between slices: that move
-    is left out, so the figure stays a lower bound."""
+    is left out, so the figure stays a lower bound. ``stream_bytes`` per slice come from HBM too
+    (``inputs=``, docs/search.md §1), by the same DMA formula."""
     dma = weight_dma_cycles(trf_bytes, slices, engines, chips) if from_hbm else 0
-    return dma + trf_load_cycles(trf_bytes, weight_dtype)
+    stream = weight_dma_cycles(stream_bytes, slices, engines, chips)
+    return dma + stream + trf_load_cycles(trf_bytes, weight_dtype)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from tcpdsl.algebra import Mapping
 from tcpdsl.cost import KernelCost, WholeKernelCost, dma_engines, estimate, live_cells, whole_kernel
 from tcpdsl.planner.candidates import Candidate
-from tcpdsl.planner.grid import trf_bytes
+from tcpdsl.planner.grid import stream_bytes, trf_bytes
 from tcpdsl.planner.layout import Layout
 from tcpdsl.planner.placement import Placement, moves
 from tcpdsl.planner.problem import Problem
-from tcpdsl.verify import BITS, LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
-from tcpdsl.verify.constants import BITS_PER_BYTE
+from tcpdsl.planner.reduce import SplitReduce, reduce_partials
+from tcpdsl.verify import LaneMode, LaneParams, OuterParams, PacketParams, TimeParams, compose
 from tcpdsl.verify.families import COLLECT, TensorType, check_type
 
 
@@ -71,6 +71,7 @@ class Folded:
     lane: LaneParams
     cost: KernelCost
     whole: WholeKernelCost
+    split: SplitReduce | None = None  # the vector pass that adds a split reduction's partial sums
 
 
 def layouts(problem: Problem, c: Candidate) -> Layouts:
@@ -98,8 +99,8 @@ def reduce(problem: Problem, c: Candidate) -> Reduced:
 
 
 def fold(problem: Problem, r: Reduced, mode: LaneMode, where: Placement = Placement()) -> Folded | None:
-    """Compose the Lane Folder in ``mode`` and estimate the whole chain as ``tcpdsl run`` does
-    (None when the mode's layouts cannot be written)."""
+    """Compose the Lane Folder in ``mode`` (and the reducer of a split reduction) and estimate the
+    whole chain as ``tcpdsl run`` does (None when the mode's layouts cannot be written)."""
     m = r.layouts
     layouts = r.candidate.lane_layouts(mode)
     if layouts is None:
@@ -107,7 +108,7 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode, where: Placement = Placem
     lane_time_layout, lane_packet_layout = layouts
     lane_time = lane_time_layout.mapping
     lane_packet = lane_packet_layout.mapping
-    _, params = compose.contract_lane(
+    result, params = compose.contract_lane(
         r.reduced_type, out_time=lane_time, out_packet=lane_packet, mode=mode, pre_reduce_time=m.outer_time
     )
     cost = estimate(
@@ -116,11 +117,12 @@ def fold(problem: Problem, r: Reduced, mode: LaneMode, where: Placement = Placem
     )
     grid = r.candidate.grid
     trf = trf_bytes(problem, r.candidate.lane.live * r.candidate.element.size)
-    stream = -(-grid.spread.stream_cells * BITS[problem.stream_dtype] // BITS_PER_BYTE)
+    stream = stream_bytes(problem, grid.spread.stream_cells)
     before, from_hbm = moves(grid, where, stream, trf)
+    split = reduce_partials(problem, grid.slice, result, lane_time)
     whole = whole_kernel(
         cost, weight_dtype=problem.weight_dtype, trf_bytes=trf, slices=grid.spread.slices,
         engines=dma_engines(*m.grid), chips=live_cells(m.chip), result_packets=lane_time.size, moves=before,
-        weights_from_hbm=from_hbm,
+        weights_from_hbm=from_hbm, after=None if split is None else split.cost,
     )
-    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost, whole)
+    return Folded(r, mode, layouts, lane_time, lane_packet, params, cost, whole, split)

@@ -121,7 +121,9 @@ class _Search:
         machine = self.settings.machine
         # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
         orientations = [
-            [(p, s) for s in spreads(p, machine, self.clock, self.settings.grid_axes, self.where(p).weights == HBM)]
+            [(p, s) for s in spreads(
+                p, machine, self.clock, self.settings.grid_axes, self.where(p).weights == HBM, self.where(p).stream == HBM
+            )]
             for p in self.problems
         ]
         self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
@@ -154,7 +156,7 @@ class _Search:
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping != pin:
                     continue
-                if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes, self.where(problem).weights == HBM)):
+                if self.beaten(branch_rank(problem, grid, packing, lane, self.settings.modes, self.where(problem))):
                     continue
                 for candidate in candidates(problem, grid, packing, lane, counts):
                     if self.chain(problem, candidate):

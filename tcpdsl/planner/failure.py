@@ -53,7 +53,7 @@ def no_plan(problem: Problem, outcome: Outcome, settings: Settings) -> LayoutErr
 def weights_overflow(problem: Problem, settings: Settings) -> bool:
     """Whether no grid can hold the weights, known before any is tried: spread over every slice of
     the device, each slice's share of the TRF operand still overflows the TRF."""
-    cells = prod(problem.sizes[a] for a in problem.weight_axes)
+    cells = prod(problem.extent(a) for a in problem.weight_axes)
     slices = settings.machine.chips * settings.machine.slices
     return -(-cells // slices) * BITS[problem.weight_dtype] > TRF_CAPACITY_BYTES * 8
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from math import isqrt, prod
 
 from tcpdsl.algebra import Digit, Index, Mapping
+from tcpdsl.cost import VE_RING_CYCLES_PER_SLICE
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.clock import Clock
@@ -184,8 +185,11 @@ def _local_choices(
     yield from walk(0, 1, {})
 
 
-def _splits(spread: list[int], machine: Machine, clock: Clock) -> Iterator[list[tuple[int, int, int]]]:
-    """Ways to cut each axis' grid part into (chip, cluster, slice) counts, most cluster use first."""
+def _splits(
+    spread: list[int], machine: Machine, clock: Clock, room: int = MAX_SLICE
+) -> Iterator[list[tuple[int, int, int]]]:
+    """Ways to cut each axis' grid part into (chip, cluster, slice) counts, most cluster use first,
+    the Slice parts within ``room`` slices."""
 
     def walk(index: int, chip: int, cluster: int, slice_: int) -> Iterator[list[tuple[int, int, int]]]:
         if index == len(spread):
@@ -196,7 +200,7 @@ def _splits(spread: list[int], machine: Machine, clock: Clock) -> Iterator[list[
             for c in sorted((c for c in divisors(total // k) if chip * c <= machine.chips), reverse=True):
                 clock.tick()
                 s = total // (k * c)
-                if slice_ * s <= MAX_SLICE:
+                if slice_ * s <= room:
                     for rest in walk(index + 1, chip * c, cluster * k, slice_ * s):
                         yield [(c, k, s), *rest]
 
@@ -217,10 +221,14 @@ def _layouts(
         slice_.append(problem.digit(axis, cells, s))
     chip_layout, cluster_layout = Layout.of(*chip), Layout.of(*cluster)
     live = Layout.of(*slice_)
-    padded = (live.padded(n) for n in sorted(SLICE_SIZES) if n >= live.size)
-    slice_layout = next((p for p in padded if p is not None), None)
-    if slice_layout is None:
+    # A split axis is the innermost Slice digit, where the inter-slice reducer adds its partial
+    # sums; the padding goes around the kept digits above it, so that every reduced slice is live.
+    shared = Layout.of(*(Digit(a, problem.declared[a], problem.sizes[a], n) for a, n in problem.split.items()))
+    padded = (live.padded(n // shared.size) for n in sorted(SLICE_SIZES) if n >= live.size * shared.size)
+    kept_part = next((p for p in padded if p is not None), None)
+    if kept_part is None:
         return None
+    slice_layout = Layout.of(kept_part, shared)
     if cluster_layout.size < MAX_CLUSTER and MAX_CLUSTER * slice_layout.size <= machine.slices:
         cluster_layout = Layout((Group((), MAX_CLUSTER),))  # the idle cluster, as `1 # 2`
     if cluster_layout.size * slice_layout.size > machine.slices:
@@ -239,28 +247,37 @@ def _fits(layouts: tuple[Layout, Layout, Layout], machine: Machine) -> bool:
 
 
 def spreads(
-    problem: Problem, machine: Machine, clock: Clock, grid_axes: frozenset[str] | None = None, from_hbm: bool = True
+    problem: Problem,
+    machine: Machine,
+    clock: Clock,
+    grid_axes: frozenset[str] | None = None,
+    from_hbm: bool = True,
+    stream_from_hbm: bool = False,
 ) -> list[Spread]:
     """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
-    given), in visiting order; ``from_hbm`` says whether the weights' DMA counts."""
+    given), in visiting order; ``from_hbm`` and ``stream_from_hbm`` say whether the weights' and
+    the stream's DMA count."""
     weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
     stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
     found = []
-    for local in _local_choices(problem, machine.chips * machine.slices, clock, grid_axes):
+    shared = problem.split_count
+    for local in _local_choices(problem, machine.chips * machine.slices // shared, clock, grid_axes):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
         volume, kept = prod(cells.values()), prod(local.values())
         lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
         stream_cells = prod(cells[a] for a in stream_axes)
         packet = min(2 * problem.flit, stream_cells)
-        slices = prod(problem.sizes[a] // n for a, n in local.items())
+        slices = shared * prod(problem.sizes[a] // n for a, n in local.items())
         weight_cells = prod(cells[a] for a in weight_axes)
         flits = -(-stream_cells // problem.flit)
         engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
-        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm)
+        stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
+        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
+        outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
         found.append(Spread(
             tuple(local.items()),
             slices,
-            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits),
+            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
             weight_cells,
             volume,
             kept,
@@ -273,7 +290,8 @@ def spreads(
 def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
     """The first grid layouts of ``spread`` (most Cluster use first) that the pins and the device allow."""
     local = dict(spread.local)
-    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock):
+    room = MAX_SLICE // problem.split_count  # a split axis takes its own share of Slice
+    for split in _splits([problem.sizes[a] // n for a, n in local.items()], machine, clock, room):
         layouts = _layouts(problem, local, split, machine)
         placed = None if layouts is None else pins.place(layouts)
         if placed is not None and _fits(placed, machine):
@@ -287,6 +305,19 @@ def _grid_bound(dtype: str, volume: int, per_packet: int, kept: int, flits: int)
     emits its ``kept`` result cells faster than one output packet a cycle."""
     outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
     return cycles_bound(dtype, -(-volume // per_packet), lane_packets=outputs, flits=flits)
+
+
+def reduce_bound(problem: Problem, packets: int) -> int:
+    """The least a split reduction adds (docs/cost-model.md, "The whole kernel"): the inter-slice
+    reducer streams at least the ``packets`` result packets of a slice, then its ring of slices."""
+    if not problem.split:
+        return 0
+    return packets + problem.split_count * VE_RING_CYCLES_PER_SLICE
+
+
+def stream_bytes(problem: Problem, cells: int) -> int:
+    """The bytes of ``cells`` of the streamed operand."""
+    return -(-cells * BITS[problem.stream_dtype] // BITS_PER_BYTE)
 
 
 def trf_bytes(problem: Problem, cells: int) -> int:

@@ -171,11 +171,11 @@ class Plan:
 
 def sizes_text(problem: Problem) -> str:
     """``H=64, Wp=1024 of 4096, K=999 padded to 1008, W=8192 of 151936 padded to 155648``: every
-    axis' size, the declared size of an axis searched as a tile, and the extent of an axis padded
-    with zeros."""
+    axis' size (a split axis' whole extent), the declared size of an axis searched as a tile, and the
+    extent of an axis padded with zeros."""
     out = []
-    for a, n in problem.sizes.items():
-        declared, live = problem.declared[a], problem.zero_padded.get(a)
+    for a in problem.sizes:
+        n, declared, live = problem.extent(a), problem.declared[a], problem.zero_padded.get(a)
         if declared == n:
             out.append(f"{a}={n}" if live is None else f"{a}={live} padded to {n}")
         else:
@@ -185,9 +185,9 @@ def sizes_text(problem: Problem) -> str:
 
 def _tensor(problem: Problem, values: npt.NDArray[Any], axes: tuple[str, ...]) -> Tensor:
     """An operand over ``axes``; an axis searched as a tile holds its innermost cells (``Wp % 1024``)."""
-    if all(problem.declared[a] == problem.sizes[a] for a in axes):
+    if all(problem.declared[a] == problem.extent(a) for a in axes):
         return Tensor(values, axes, sizes=problem.written)
-    terms = ", ".join(a if problem.declared[a] == problem.sizes[a] else f"{a} % {problem.sizes[a]}" for a in axes)
+    terms = ", ".join(a if problem.declared[a] == problem.extent(a) else f"{a} % {problem.sizes[a]}" for a in axes)
     return Tensor(values, parse(terms, problem.declared))
 
 

@@ -62,6 +62,19 @@ class Problem:
     # its layouts are written over, and ``sizes`` that extent (a contracted axis, docs/search.md
     # §5) or one tile of it (a weight-only axis padded to whole tiles, §4).
     zero_padded: dict[str, int] = field(default_factory=dict)
+    # A contracted axis cut over the slices, its partial sums added by the vector engine's
+    # inter-slice reducer (docs/search.md §5): how many slices share it, where ``sizes`` holds the
+    # cells each slice sums and ``declared`` the whole axis.
+    split: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def split_count(self) -> int:
+        """The slices that share each slice's partial sums (1: the reduction stays in a slice)."""
+        return prod(self.split.values())
+
+    def extent(self, axis: str) -> int:
+        """The cells of ``axis`` the plan covers: one slice's share of a split axis times its slices."""
+        return self.sizes[axis] * self.split.get(axis, 1)
 
     @property
     def written(self) -> dict[str, int]:
@@ -274,11 +287,28 @@ def zero_padded(problem: Problem) -> list[Problem]:
     out: list[Problem] = []
     for axis in problem.with_role(Role.CONTRACTED):
         size = problem.sizes[axis]
-        if problem.declared[axis] != size or size % problem.flit == 0:
-            continue  # a tile of an axis object is no whole axis to pad
+        if problem.declared[axis] != size or size % problem.flit == 0 or problem.split:
+            continue  # a tile of an axis object (or a slice's share of a split one) is no whole axis to pad
         for extent in sorted({align_up(size, problem.flit), align_up(size, 2 * problem.flit)} - {size}):
             out.append(replace(
                 problem, sizes={**problem.sizes, axis: extent}, declared={**problem.declared, axis: extent},
                 zero_padded={**problem.zero_padded, axis: size},
             ))
+    return out
+
+
+def split_reductions(problem: Problem, slices: int) -> list[Problem]:
+    """The problem with one contracted axis cut over 2, 4, ... of ``slices`` slices (powers of two,
+    so that the Slice layout pads to a valid size around it), each slice summing its share
+    (docs/search.md §5). A share is a whole number of flits, so that its packets stay full; a tile
+    of an axis object or an axis padded with zeros is not split."""
+    out: list[Problem] = []
+    for axis in problem.with_role(Role.CONTRACTED):
+        size = problem.sizes[axis]
+        if problem.declared[axis] != size or problem.zero_padded or problem.split:
+            continue
+        count = 2
+        while count <= slices and size % (count * problem.flit) == 0:
+            out.append(replace(problem, sizes={**problem.sizes, axis: size // count}, split={axis: count}))
+            count *= 2
     return out

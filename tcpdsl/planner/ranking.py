@@ -15,8 +15,9 @@ from tcpdsl.cost import LANES, dma_engines, live_cells, macs_per_lane
 from tcpdsl.planner.bounds import cycles_bound, load_cycles
 from tcpdsl.planner.candidates import Packing
 from tcpdsl.planner.chain import Folded
-from tcpdsl.planner.grid import Grid, Spread, trf_bytes
+from tcpdsl.planner.grid import Grid, Spread, reduce_bound, stream_bytes, trf_bytes
 from tcpdsl.planner.layout import Layout
+from tcpdsl.planner.placement import Placement, moves
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.source import texts
 from tcpdsl.verify import LaneMode
@@ -40,19 +41,26 @@ def spread_rank(spread: Spread) -> Rank:
 
 
 def branch_rank(
-    problem: Problem, grid: Grid, packing: Packing, lane: Layout, modes: tuple[LaneMode, ...], from_hbm: bool = True
+    problem: Problem,
+    grid: Grid,
+    packing: Packing,
+    lane: Layout,
+    modes: tuple[LaneMode, ...],
+    where: Placement = Placement(),
 ) -> Rank:
     """The best rank a chain with this grid, Outer packet and lanes can have.
 
-    Its Outer packet count, its lane-stage packets per mode and its MAC utilisation are fixed; the
-    accumulator holds at least one slot of ``[Lane, Packet]`` (InnerTime 1, docs/stage-rules.md §2.7).
+    Its Outer packet count, its lane-stage packets per mode, its MAC utilisation and the moves of
+    its inputs onto the grid (``where`` they are) are fixed; the accumulator holds at least one
+    slot of ``[Lane, Packet]`` (InnerTime 1, docs/stage-rules.md §2.7).
     """
     outer_packets = grid.volume // (packing.packet.live * lane.live)
     flits = -(-grid.spread.stream_cells // packing.flit.live)
     layouts = (grid.chip.mapping, grid.cluster.mapping, grid.slice.mapping)
-    load = load_cycles(
-        problem.weight_dtype, trf_bytes(problem, grid.weight_cells), grid.spread.slices, dma_engines(*layouts),
-        live_cells(layouts[0]), from_hbm,
+    weights = trf_bytes(problem, grid.weight_cells)  # the TRF may pad them, never shrink them
+    before, from_hbm = moves(grid, where, stream_bytes(problem, grid.spread.stream_cells), weights)
+    load = sum(c for _, c in before) + load_cycles(
+        problem.weight_dtype, weights, grid.spread.slices, dma_engines(*layouts), live_cells(layouts[0]), from_hbm
     )
     kept = packing.kept
     slots = grid.kept // (kept.live * lane.live)  # cells of the reduced Time
@@ -64,7 +72,8 @@ def branch_rank(
         else:
             cells = lane.size * align_up(kept.size, SEQUENTIAL_PACKET_ALIGN)
             outputs = slots * lane.size * -(-kept.size // _OUT)
-        bounds.append((load + cycles_bound(problem.stream_dtype, outer_packets, cells, outputs, flits), cells))
+        cycles = cycles_bound(problem.stream_dtype, outer_packets, cells, outputs, flits)
+        bounds.append((load + cycles + reduce_bound(problem, outputs), cells))
     cycles, cells = min(bounds)
     utilisation = packing.packet.live / macs_per_lane(problem.stream_dtype) * (lane.live / LANES)
     return (cycles, grid.weight_cells, -utilisation, cells, 0)

@@ -19,14 +19,14 @@ from typing import Any, SupportsIndex
 
 from tcpdsl.cost import dm_move_cycles, dma_engines, live_cells
 from tcpdsl.errors import LayoutError, TcpError
-from tcpdsl.planner.api import DEFAULT_BUDGET, _positive_int, make_settings, plan_problem
+from tcpdsl.planner.api import DEFAULT_BUDGET, _positive_int, make_settings, plan_problem, variants
+from tcpdsl.planner.grid import stream_bytes
 from tcpdsl.planner.problem import make_problem
 from tcpdsl.planner.source import check_axis_names
 from tcpdsl.planner.plan import Plan
 from tcpdsl.planner.problem import STAGE
 from tcpdsl.tensors.device import Topology
 from tcpdsl.numerics.scalars import Scalar, bf16
-from tcpdsl.verify import BITS
 
 
 @dataclass(frozen=True)
@@ -86,12 +86,14 @@ def search_chain(
     share = budget / (len(einsums) * (2 + 2 * count))
 
     def plans(index: int, fixed: dict[str, str] | None = None, grid_axes: frozenset[str] | None = None) -> list[Plan]:
+        """Kernel ``index``'s best plans; those spread only over ``grid_axes`` keep their result in
+        place, which no split reduction does."""
         einsum = einsums[index]
         names = {a.upper() for a in str(einsum).split("->")[0].replace(",", "")}
         problem = make_problem(einsum, {a: n for a, n in sizes.items() if a in names}, stream, weights)
         check_axis_names(problem)
         settings = replace(make_settings(problem, count, fixed, topology, share), grid_axes=grid_axes)
-        found = plan_problem([problem.oriented(False)], settings)
+        found = plan_problem(variants(problem.oriented(False), settings.machine, split=grid_axes is None), settings)
         stopped.append(not found.exhausted)
         return list(found)
 
@@ -145,8 +147,11 @@ def _check_links(einsums: Sequence[str]) -> None:
 
 
 def _aligned(previous: Plan, search_on: Callable[[dict[str, str]], list[Plan]]) -> list[Plan]:
-    """The next kernel planned on ``previous``'s grid, when its layouts can be written there."""
+    """The next kernel planned on ``previous``'s grid, when its layouts can be written there (a
+    split reduction's result sits on no grid the next kernel's search writes)."""
     t = previous.layouts
+    if t.out_slice:
+        return []
     try:
         return list(search_on({"Chip": t.chip, "Cluster": t.cluster, "Slice": t.slice}))
     except TcpError:
@@ -158,14 +163,11 @@ def move_cycles(previous: Plan, plan: Plan) -> int:
     same and only the result's axes are on it, else a DM to DM DMA of every slice's stream."""
     mine = previous.layouts
     theirs = plan.layouts
-    same = (mine.chip, mine.cluster, mine.slice) == (theirs.chip, theirs.cluster, theirs.slice)
-    if same and not _grid_axes(plan) - set(previous.problem.out_axes):
+    # a split reduction leaves its result on its reduced Slice: one slice of each group holds it
+    held = (mine.chip, mine.cluster, mine.out_slice or mine.slice)
+    if held == (theirs.chip, theirs.cluster, theirs.slice) and not _grid_axes(plan) - set(previous.problem.out_axes):
         return 0
-    p = plan.problem
-    cells = 1
-    for axis in p.stream_axes:
-        cells *= plan.chain.reduced.candidate.grid.cells(axis) if axis in p.out_axes else p.sizes[axis]
-    per_slice = -(-cells * BITS[p.stream_dtype] // 8)
+    per_slice = stream_bytes(plan.problem, plan.chain.reduced.candidate.grid.spread.stream_cells)
     grid = plan.chain.reduced.layouts.grid
     slices = live_cells(grid[0]) * live_cells(grid[1]) * live_cells(grid[2])
     return dm_move_cycles(per_slice, slices, dma_engines(*grid))

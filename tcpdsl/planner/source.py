@@ -16,11 +16,12 @@ from tcpdsl.planner.chain import Folded
 from tcpdsl.planner.layout import Layout
 from tcpdsl.errors import LayoutError
 from tcpdsl.planner.problem import STAGE, Problem, Role
+from tcpdsl.planner.reduce import reduce_op
 from tcpdsl.planner.tiling import Tiling, loop_source
 
 # Names the module binds besides its axes and its kernel: a kernel of one of these names would
 # replace it.
-MODULE_NAMES: Final = frozenset({"tcp", "m", "demo", "Chip", "Cluster", "Slice", "Stream", "Weights", "Out"})
+MODULE_NAMES: Final = frozenset({"tcp", "m", "demo", "Chip", "Cluster", "Slice", "OutSlice", "Stream", "Weights", "Out"})
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Texts:
     lane_time: str
     lane_packet: str
     mode: str
+    out_slice: str = ""  # a split reduction's reduced Slice ("" when the plan splits nothing)
 
 
 def texts(chain: Folded) -> Texts:
@@ -53,6 +55,7 @@ def texts(chain: Folded) -> Texts:
         c.packing.packet.text(), c.packing.kept.text(), c.time_out.text(), chain.lane_layouts[0].text(),
         chain.lane_layouts[1].text(),
         chain.mode.name,
+        "" if chain.split is None else chain.split.out_slice.text(),
     )
 
 
@@ -102,8 +105,31 @@ def _where(problem: Problem, c: Candidate) -> list[str]:
                 parts.append(f"{', '.join(digits)} in {place}")
         role = problem.role(axis)
         summed = " (summed)" if role is Role.CONTRACTED else ""
-        lines.append(f"* {axis}={problem.sizes[axis]}{summed}: {'; '.join(parts)}.")
+        lines.append(f"* {axis}={problem.extent(axis)}{summed}: {'; '.join(parts)}.")
     return lines
+
+
+def _out_type(t: Texts, acc: str) -> list[str]:
+    """The kernel's result type: the Lane Folder's, or the reducer's pass on OutSlice."""
+    if not t.out_slice:
+        return [f"Out = tcp.ContractTensor[{acc}, Chip, Cluster, Slice, {_m(t.lane_time)}, {_m(t.lane_packet)}]"]
+    return [
+        f"OutSlice = {_m(t.out_slice)}",
+        f"Out = tcp.VectorFinalTensor[{acc}, Chip, Cluster, OutSlice, {_m(t.lane_time)}, {_m(t.lane_packet)}]",
+    ]
+
+
+def _reduce_calls(problem: Problem, t: Texts) -> list[str]:
+    """The pass that adds a split reduction's partial sums (none for a plan that splits nothing)."""
+    if not t.out_slice:
+        return []
+    op = reduce_op(problem)
+    return [
+        "        .vector_init()",
+        f"        .vector_inter_slice_reduce(tcp.{type(op).__name__}.{op.name}, out_slice=OutSlice, "
+        f"out_time={_m(t.lane_time)})",
+        "        .vector_final()",
+    ]
 
 
 def module_source(problem: Problem, chain: Folded, name: str, headline: str, tiling: Tiling | None = None) -> str:
@@ -128,6 +154,13 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str, til
         f"takes {cost.total_cycles}; MAC utilisation {100 * cost.mac_utilisation:.1f}%, "
         f"accumulator {cost.accumulator_cells} of 1024 cells.",
     ]
+    if chain.split is not None:
+        axis, count = next(iter(problem.split.items()))
+        doc += [
+            "",
+            f"A split reduction: each of {count} slices sums {problem.sizes[axis]} cells of {axis}, and the "
+            f"vector engine's inter-slice reducer adds their partial sums into OutSlice ({chain.split.cycles} cycles).",
+        ]
     if tiling is not None:
         doc += [
             "",
@@ -151,7 +184,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str, til
         "",
         f"Stream = tcp.CollectTensor[{stream_t}, Chip, Cluster, Slice, {_m(t.stream_time)}, {_m(t.stream_packet)}]",
         f"Weights = tcp.CollectTensor[{weight_t}, Chip, Cluster, Slice, {_m(t.weight_time)}, {_m(t.weight_packet)}]",
-        f"Out = tcp.ContractTensor[{acc_t}, Chip, Cluster, Slice, {_m(t.lane_time)}, {_m(t.lane_packet)}]",
+        *_out_type(t, acc_t),
         "",
         "",
         "@tcp.kernel",
@@ -163,6 +196,7 @@ def module_source(problem: Problem, chain: Folded, name: str, headline: str, til
         f"        .contract_time(out_time={_m(t.time_out)})",
         f"        .contract_lane(out_time={_m(t.lane_time)}, out_packet={_m(t.lane_packet)}, "
         f"mode=tcp.LaneMode.{t.mode})",
+        *_reduce_calls(problem, t),
         "    )",
         *(loop_source(problem, tiling, name) if tiling is not None else []),
         "",
