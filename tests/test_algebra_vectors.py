@@ -354,11 +354,28 @@ def test_a_split_across_slots_is_the_split_written_out(text: str, sizes: dict[st
     ("[C, 1 # 2, (D, E) #{0} 11] / 2", {"C": 3, "D": 3, "E": 2}, "C, D #{0} 6 # 11"),
     ("[C, 1 #{0} 3, D # 14] / 3", {"C": 2, "D": 6}, "C, D / 3 # 5 #{0} 14"),
     ("[C, 1 #{!} 3, 1 # 2, (A, B) #{0} 7] % 21", {"A": 2, "B": 2, "C": 2}, "1 # 2 #{!} 3, (A, B) #{0} 7"),
+    # Slots with axes are kept apart: the stride lines up with no slot, and the operand stays whole.
+    ("[D, C, B, A] / 2", {"A": 3, "B": 2, "C": 5, "D": 2}, "(D, C, B, A) / 2"),
 ])
 def test_a_cut_across_slots_keeps_them_together(text: str, sizes: dict[str, int], expected: str) -> None:
     m = parse(text, sizes)
     assert str(m) == expected
     assert parse(expected, sizes) == m and equivalent(parse(expected, sizes), m)
+
+
+@pytest.mark.parametrize(("spellings", "sizes", "canonical"), [
+    (["T = 2 # 4 #{!} 6", "1 # 2 #{!} 3, T = 2", "(1 # 2 #{!} 3, T = 2) % 6"], {"T": 5}, "1 # 2 #{!} 3, T = 2"),
+    (["A #{0} 4 # 10, 1 #{0} 2, D # 6", "1 #{0} 2 # 5, A, 1 #{0} 2, D # 6"], {"A": 2, "D": 4},
+     "1 #{0} 2 # 5, A, 1 #{0} 2, D # 6"),
+])
+def test_the_live_values_of_a_padded_innermost_slot_leave_the_operand(spellings: list[str], sizes: dict[str, int],
+                                                                      canonical: str) -> None:
+    # A piece reading every value of its operand's innermost slot, whose padding the live values
+    # divide, reads those values as a slot of its own (docs/mapping-language.md §1.8).
+    for text in spellings:
+        m = parse(text, sizes)
+        assert str(m) == canonical, text
+        assert equivalent(m, parse(canonical, sizes)), text
 
 
 def test_split_halves_of_a_ragged_digit_rejoin() -> None:

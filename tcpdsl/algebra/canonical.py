@@ -285,11 +285,11 @@ class _Canon:
             for o in operands_in(stack.pop()):
                 if o not in inside:
                     inside.add(o)
-                    stack.append(tuple(self.forms[o]) if o in self.forms else o.slots)
+                    stack.append(tuple(self.forms[o]))
         if not inside:
             return True
         rest = tuple(slot for slot in cut_slots if not any(o in new for o in operands_in((slot,))))
-        within = {id(self.forms[operand])} | {id(self.forms[o]) for o in inside if o in self.forms}
+        within = {id(self.forms[operand])} | {id(self.forms[o]) for o in inside}
         lists = [rest, *(tuple(c) for c in self._containers() if id(c) not in within)]
         return not any(o in inside for slots in lists for o in operands_in(slots))
 
@@ -473,6 +473,13 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    width = low.count
+    if plain and low.padded and width > 1 and low.extent % width == 0 and live.stride == 1 \
+            and live.count % width == 0 and reader.extent % width == 0:
+        # The same for the live values of a padded innermost slot: its padding stays in the
+        # operand as a slot of pure padding under the rest.
+        return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
+            Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
     if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.

@@ -265,9 +265,10 @@ def scale_slot(slot: Slot, s: int) -> Slot:
 def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
     """The first ``k`` cells of ``slots``, or ``None`` when ``k`` falls across a slot boundary.
 
-    With ``grouping``, a cut across a boundary below the top slot keeps the slots it crosses
-    together instead: from the highest slot at or below the cut whose start divides ``k``, up to
-    the cut slot, they become one operand (:func:`group`) whose first cells are the cut.
+    With ``grouping``, a cut across a boundary below the top slot, inside a run of slots without
+    axes (pure padding and broadcasts), keeps that run together instead: from the highest slot
+    whose start divides ``k`` up to the cut slot, it becomes one operand (:func:`group`) whose
+    first cells are the cut.
     """
     below = 1
     for index, slot in enumerate(slots):
@@ -276,7 +277,10 @@ def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
                 if not grouping or index == len(slots) - 1:
                     return None
                 starts = slot_strides(slots)
-                return prefix(group(slots, max(i for i in range(index + 1) if k % starts[i] == 0), index + 1), k)
+                low = max(i for i in range(index + 1) if k % starts[i] == 0)
+                if not all(_axis_free(run) for run in slots[low:index + 1]):
+                    return None
+                return prefix(group(slots, low, index + 1), k)
             q = k // below
             if q == 1:
                 return simplify(slots[:index] + _touches(list(slots[index:])))
@@ -289,8 +293,8 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
     """Every ``s``-th cell of ``slots``, or ``None`` when ``s`` does not line up with the slots.
 
     With ``grouping``, a slot ``s`` neither divides nor is divided by is kept together with the
-    fewest slots right above it whose extents make a multiple of ``s``, as one operand
-    (:func:`group`), when that leaves a slot above the group.
+    fewest slots of pure padding right above it whose extents make a multiple of ``s``, as one
+    operand (:func:`group`), when a slot stays above them.
     """
     dropped: list[Slot] = []
     while s > 1:
@@ -302,13 +306,23 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
             slots, s = slots[1:], s // slot.extent
             continue
         if slot.extent % s:
-            top = next((i for i in range(2, len(slots)) if size_of(slots[:i]) % s == 0), None) if grouping else None
-            if top is None:
+            top = 1
+            while grouping and top < len(slots) - 1 and _pure(slots[top]) and size_of(slots[:top]) % s:
+                top += 1
+            if top == 1 or size_of(slots[:top]) % s:
                 return None
             slots = group(slots, 0, top)
         slots = (scale_slot(slots[0], s),) + slots[1:]
         break
     return simplify(_touches(dropped) + slots)
+
+
+def _pure(slot: Slot) -> bool:
+    return slot.live is None and slot.shared is None
+
+
+def _axis_free(slot: Slot) -> bool:
+    return slot.shared is None and (slot.live is None or isinstance(slot.live, Bcast))
 
 
 def group(slots: Slots, low: int, high: int) -> Slots:
