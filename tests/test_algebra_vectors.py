@@ -321,6 +321,63 @@ def test_split_agrees_with_writing_the_split_out(text: str, sizes: dict[str, int
     assert got_outer == written_outer and got_inner == written_inner
 
 
+# Splits that cross slots a stride or a cut cannot line up with: the slots it crosses are kept
+# together as an operand of their own (docs/mapping-language.md §1.8), whichever way it is written.
+CROSSING_SPLITS = [
+    ("3 #{0} 7 % 1, 1 #{!} 3, A = 2 = 2 # 6 = 1, A = 2 = 2 # 6 / 3, A = 2 = 2 # 6 % 3 = 1, 3 #{0} 7 / 1",
+     {"A": 5}, 21, "1 #{!} 2", "3 #{0} 7 / 7, 1 # 2 #{!} 3, 3 #{0} 7 % 7"),
+    ("D / 1 / 5 #{!} 2 % 1, (C, 3, A # 2) / 1, D / 1 / 5 #{!} 2 / 1, (C, 3, A # 2) % 1",
+     {"D": 5, "C": 1, "A": 1}, 6, "1 # 2", "1 #{!} 2 / 2, (2, 1 # 2) = 3, 1 #{!} 2 % 2"),
+    ("C # 9 % 9 = 3, C # 9 / 9, C # 9 / 9, 1 # 2, (D # 3, E) #{0} 11 / 11, (D # 3, E) #{0} 11 % 11",
+     {"C": 4, "D": 3, "E": 2}, 2, "C = 3, D #{0} 6 # 11", "E"),
+    ("F #{!} 6 % 3 / 3, F #{!} 6 / 3, D # 14 / 14 #{0} 3, D # 14 % 14 % 14",
+     {"F": 5, "D": 6}, 3, "F #{!} 6 / 3, D / 3 # 5 #{0} 14", "D % 3"),
+    ("F #{0} 9 % 3, 1 # 2, B / 4 #{!} 2 % 2, F #{0} 9 / 3, B / 4 #{!} 2 / 2",
+     {"F": 4, "B": 4}, 9, "1 # 3 #{!} 4", "F #{0} 9 / 9, 1 #{!} 2 # 3, F #{0} 9 / 3"),
+]
+
+
+@pytest.mark.parametrize(("text", "sizes", "n", "outer", "inner"), CROSSING_SPLITS)
+def test_a_split_across_slots_is_the_split_written_out(text: str, sizes: dict[str, int], n: int, outer: str,
+                                                       inner: str) -> None:
+    m = parse(text, sizes)
+    got_outer, got_inner = split_at(m, n)
+    written_outer, written_inner = parse(f"[{text}] / {n}", sizes), parse(f"[{text}] % {n}", sizes)
+    assert (str(got_outer), str(got_inner)) == (outer, inner)
+    assert (str(written_outer), str(written_inner)) == (outer, inner)
+    assert got_outer == written_outer and got_inner == written_inner
+    assert equivalent(got_outer, parse(outer, sizes)) and equivalent(got_inner, parse(inner, sizes))
+    assert got_outer.pair(got_inner) == m
+
+
+@pytest.mark.parametrize(("text", "sizes", "expected"), [
+    ("[C, 1 # 2, (D, E) #{0} 11] / 2", {"C": 3, "D": 3, "E": 2}, "C, D #{0} 6 # 11"),
+    ("[C, 1 #{0} 3, D # 14] / 3", {"C": 2, "D": 6}, "C, D / 3 # 5 #{0} 14"),
+    ("[C, 1 #{!} 3, 1 # 2, (A, B) #{0} 7] % 21", {"A": 2, "B": 2, "C": 2}, "1 # 2 #{!} 3, (A, B) #{0} 7"),
+    # Slots with axes are kept apart: the stride lines up with no slot, and the operand stays whole.
+    ("[D, C, B, A] / 2", {"A": 3, "B": 2, "C": 5, "D": 2}, "(D, C, B, A) / 2"),
+])
+def test_a_cut_across_slots_keeps_them_together(text: str, sizes: dict[str, int], expected: str) -> None:
+    m = parse(text, sizes)
+    assert str(m) == expected
+    assert parse(expected, sizes) == m and equivalent(parse(expected, sizes), m)
+
+
+@pytest.mark.parametrize(("spellings", "sizes", "canonical"), [
+    (["T = 2 # 4 #{!} 6", "1 # 2 #{!} 3, T = 2", "(1 # 2 #{!} 3, T = 2) % 6"], {"T": 5}, "1 # 2 #{!} 3, T = 2"),
+    (["A #{0} 4 # 10, 1 #{0} 2, D # 6", "1 #{0} 2 # 5, A, 1 #{0} 2, D # 6"], {"A": 2, "D": 4},
+     "1 #{0} 2 # 5, A, 1 #{0} 2, D # 6"),
+])
+def test_the_live_values_of_a_padded_innermost_slot_leave_the_operand(spellings: list[str], sizes: dict[str, int],
+                                                                      canonical: str) -> None:
+    # A piece reading every value of its operand's innermost slot, whose padding the live values
+    # divide, reads those values as a slot of its own (docs/mapping-language.md §1.8).
+    for text in spellings:
+        m = parse(text, sizes)
+        assert str(m) == canonical, text
+        assert equivalent(m, parse(canonical, sizes)), text
+
+
 def test_split_halves_of_a_ragged_digit_rejoin() -> None:
     m = P("R # 16", R=14)
     outer, inner = split_at(m, 4)

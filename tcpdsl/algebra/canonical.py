@@ -6,7 +6,8 @@ same thing in many ways. The canonical form settles each operand as follows
 
 * pieces that continue one another merge first: ``E / n, E % n`` is one piece, all of ``E``;
 * an operand read by a single piece is replaced by the slots the piece cuts from it
-  (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them;
+  (``[X, Y] / |Y|`` is ``X``), when slot surgery can cut them; slots a cut falls inside are kept
+  together as an operand of their own, when nothing outside reads the operands within them;
 * where surgery cannot, a small operand that alone reaches the operands inside it, and the cells
   one piece reads of it, become the plain digits that hold their cells (:mod:`tcpdsl.algebra.flat`),
   so that spellings of the same cells meet; a plain operand cut where its one reader never
@@ -262,16 +263,42 @@ class _Canon:
             return False  # written out apart, the pieces would no longer add up in the operand
         cuts = [[cut(own, slots[i]) for i in where] for slots, where in places]
         if any(piece is None or (len(pieces) == 1 and pieces[0].padded and self._feeds_under_padding(operand, piece))
-               for found in cuts for piece in found):
+               or not self._kept_private(operand, piece) for found in cuts for piece in found):
             return False
         for (slots, where), found in zip(places, cuts):
             for i, piece in zip(where, found):
                 assert piece is not None
                 slots[i:i + 1] = piece
+                self._adopt(piece)
         del self.forms[operand]
         for slots, _ in places:
             slots[:] = simplify(tuple(slots))
         return True
+
+    def _kept_private(self, operand: Operand, cut_slots: Slots) -> bool:
+        """Whether the operands that a cut of ``operand`` made of slots it kept together
+        (slots.group) reach operands no other list reaches: the group then holds them alone."""
+        new = [o for o in operands_in(cut_slots) if o not in self.forms]
+        inside: set[Operand] = set()
+        stack = [o.slots for o in new]
+        while stack:
+            for o in operands_in(stack.pop()):
+                if o not in inside:
+                    inside.add(o)
+                    stack.append(tuple(self.forms[o]))
+        if not inside:
+            return True
+        rest = tuple(slot for slot in cut_slots if not any(o in new for o in operands_in((slot,))))
+        within = {id(self.forms[operand])} | {id(self.forms[o]) for o in inside}
+        lists = [rest, *(tuple(c) for c in self._containers() if id(c) not in within)]
+        return not any(o in inside for slots in lists for o in operands_in(slots))
+
+    def _adopt(self, slots: Slots) -> None:
+        """Work on the operands a cut made of slots it had to keep together (slots.group)."""
+        for operand in operands_in(slots):
+            if operand not in self.forms:
+                self.forms[operand] = list(simplify(operand.slots))
+                self.order.append(operand)
 
     def _trim(self, operand: Operand) -> bool:
         """Cut an operand read by one piece down to what the piece reads; whether anything changed.
@@ -446,6 +473,13 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    width = low.count
+    if plain and low.padded and width > 1 and low.extent % width == 0 and live.stride == 1 \
+            and live.count % width == 0 and reader.extent % width == 0:
+        # The same for the live values of a padded innermost slot: its padding stays in the
+        # operand as a slot of pure padding under the rest.
+        return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
+            Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
     if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.

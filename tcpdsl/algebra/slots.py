@@ -11,8 +11,9 @@ but its value is in truth a position of an operand that other slots index too, s
 the slot, decides whether the cell is padding. :mod:`tcpdsl.algebra.canonical` says when.
 
 The surgery here is exact: it keeps or drops whole digit values and never joins or splits a slot
-whose padding would then depend on two digits. When that is not possible it reports ``None`` and
-the caller keeps the operand whole.
+whose padding would then depend on two digits. Where a cut falls inside the slots, it may keep the
+slots it crosses together as a new operand (:func:`group`), which the caller then settles. When
+none of that is possible it reports ``None`` and the caller keeps the operand whole.
 """
 
 from __future__ import annotations
@@ -261,13 +262,25 @@ def scale_slot(slot: Slot, s: int) -> Slot:
     return make(live, slot.extent // s, slot.kind)
 
 
-def prefix(slots: Slots, k: int) -> Slots | None:
-    """The first ``k`` cells of ``slots``, or ``None`` when ``k`` falls across a slot boundary."""
+def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
+    """The first ``k`` cells of ``slots``, or ``None`` when ``k`` falls across a slot boundary.
+
+    With ``grouping``, a cut across a boundary below the top slot, inside a run of slots without
+    axes (pure padding and broadcasts), keeps that run together instead: from the highest slot
+    whose start divides ``k`` up to the cut slot, it becomes one operand (:func:`group`) whose
+    first cells are the cut.
+    """
     below = 1
     for index, slot in enumerate(slots):
         if below * slot.extent >= k:
             if k % below:
-                return None
+                if not grouping or index == len(slots) - 1:
+                    return None
+                starts = slot_strides(slots)
+                low = max(i for i in range(index + 1) if k % starts[i] == 0)
+                if not all(_axis_free(run) for run in slots[low:index + 1]):
+                    return None
+                return prefix(group(slots, low, index + 1), k)
             q = k // below
             if q == 1:
                 return simplify(slots[:index] + _touches(list(slots[index:])))
@@ -276,8 +289,13 @@ def prefix(slots: Slots, k: int) -> Slots | None:
     return slots if k == below else None
 
 
-def stride(slots: Slots, s: int) -> Slots | None:
-    """Every ``s``-th cell of ``slots``, or ``None`` when ``s`` does not line up with the slots."""
+def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
+    """Every ``s``-th cell of ``slots``, or ``None`` when ``s`` does not line up with the slots.
+
+    With ``grouping``, a slot ``s`` neither divides nor is divided by is kept together with the
+    fewest slots of pure padding right above it whose extents make a multiple of ``s``, as one
+    operand (:func:`group`), when a slot stays above them.
+    """
     dropped: list[Slot] = []
     while s > 1:
         if not slots:
@@ -288,10 +306,34 @@ def stride(slots: Slots, s: int) -> Slots | None:
             slots, s = slots[1:], s // slot.extent
             continue
         if slot.extent % s:
-            return None
-        slots = (scale_slot(slot, s),) + slots[1:]
+            top = 1
+            while grouping and top < len(slots) - 1 and _pure(slots[top]) and size_of(slots[:top]) % s:
+                top += 1
+            if top == 1 or size_of(slots[:top]) % s:
+                return None
+            slots = group(slots, 0, top)
+        slots = (scale_slot(slots[0], s),) + slots[1:]
         break
     return simplify(_touches(dropped) + slots)
+
+
+def _pure(slot: Slot) -> bool:
+    return slot.live is None and slot.shared is None
+
+
+def _axis_free(slot: Slot) -> bool:
+    return slot.shared is None and (slot.live is None or isinstance(slot.live, Bcast))
+
+
+def group(slots: Slots, low: int, high: int) -> Slots:
+    """``slots`` with ``slots[low:high]`` made one slot: the whole of an operand of their own.
+
+    The operand is read by that one piece, at the place its slots held, so each cell stays what
+    it was and a cut may then fall anywhere inside it (docs/mapping-language.md §1.8). Its tag is
+    new: no other piece pools with it.
+    """
+    operand = Operand(slots[low:high], object())
+    return slots[:low] + (Slot(Composite(operand, 1, operand.size), operand.size),) + slots[high:]
 
 
 def pad(slots: Slots, p: int, kind: PaddingKind) -> Slots | None:
@@ -316,8 +358,8 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     assert isinstance(live, Composite)
     kept = prefix(slots, 1) if live.count == 1 else _within_first(slots, live.stride, live.count, piece.kind)
     if kept is None:
-        strided = stride(slots, live.stride)
-        kept = None if strided is None else prefix(strided, live.count)
+        strided = stride(slots, live.stride, grouping=True)
+        kept = None if strided is None else prefix(strided, live.count, grouping=True)
     return None if kept is None else pad(kept, piece.extent, piece.kind)
 
 
