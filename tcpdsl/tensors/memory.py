@@ -17,16 +17,18 @@ from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
 from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
-from tcpdsl.tensors.subscription import Spec, spec_for, spec_of
+from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
 from tcpdsl.verify.stage import Stage
 
 
 def _as(tensor: FlowTensor, family: Family) -> Spec:
-    """The tensor's type as one of its views' families (the same layouts)."""
+    """The tensor's type as one of its views' families (the same layouts), remembered per type like a
+    stage call, so that the stages called on the view find their own remembered answers."""
     tt = tensor._spec.tensor_type
-    return spec_for(check_type(family, tt.dtypes, tt.layouts))
+    spec, _ = tensor._spec.step(("view as", family.name), lambda: (check_type(family, tt.dtypes, tt.layouts), None))
+    return spec
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
