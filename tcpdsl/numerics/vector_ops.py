@@ -267,10 +267,38 @@ def _converted(op: ReduceOp, x: object) -> Array:
     return i32(x) if op_dtype(op) == I32 else f32(x)
 
 
+# f32 folds whose every step rounds once: with no subnormal partial result, the per-step flush
+# changes nothing but NaN payloads (a NaN stays NaN), so the whole fold is one accumulate.
+_ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
+# f32 folds whose every step returns one of its (already flushed) operands: the flush is a no-op.
+_PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
+
+
+def _subnormal(x: Array) -> bool:
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field."""
+    bits = x.view(np.uint32)
+    return bool(np.any(((bits & _EXPONENT) == 0) & ((bits & ~_SIGN) != 0)))
+
+
 def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
-    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation)."""
+    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation).
+
+    Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
+    (every f32 operation here is correctly rounded, so only the order of the steps matters).
+    """
     values = np.moveaxis(_converted(op, x), axis, 0)
     acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
+    if values.shape[0] and op_dtype(op) != I32:
+        name = op.reference
+        with np.errstate(all="ignore"):
+            if name in _PICKS:
+                for step in values:
+                    _PICKS[name](acc, step, out=acc)
+                return f32(acc)
+            if name in _ACCUMULATES:
+                partial = _ACCUMULATES[name].accumulate(np.concatenate([acc[None], values]), axis=0)
+                if not _subnormal(partial):
+                    return f32(partial[-1])
     for step in values:
         acc = _combine(op, acc, step)
     return acc
