@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -292,8 +292,9 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
         name = op.reference
         with np.errstate(all="ignore"):
             if name in _PICKS:
+                pick = _PICKS[name]
                 for step in values:
-                    _PICKS[name](acc, step, out=acc)
+                    acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
                 return f32(acc)
             if name in _ACCUMULATES:
                 partial = _ACCUMULATES[name].accumulate(np.concatenate([acc[None], values]), axis=0)
