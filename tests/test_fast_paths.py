@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import typing
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import tcpdsl as tcp
+from tcpdsl import m
+from tcpdsl.errors import LayoutError
+from tcpdsl.numerics import kept
+from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.vector_ops import _combine, _converted, identity, reduce_fold
 from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
 
@@ -46,3 +54,67 @@ def test_a_sum_through_a_subnormal_partial_flushes_it_as_the_accumulator_does() 
     data = np.array([1.5 * tiny, -tiny, tiny], dtype=np.float32)
     assert reduce_fold(IntraSliceReduceOpF32.ADD, data, 0).tolist() == tiny
     assert _step_by_step(IntraSliceReduceOpF32.ADD, data, 0).tolist() == tiny
+
+
+# -- data derived once from frozen arrays -----------------------------------------------------------
+
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+Grid = (m["1"], m["1 # 2"], m["1 # 256"])
+Stream = tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], Grid[2], m["A, B / 16"], m["B % 16"]]
+Weights = tcp.HbmTensor[tcp.bf16, Grid[0], m["C, B"]]
+RNG = np.random.default_rng(11)
+
+
+def test_a_typed_tensor_freezes_its_own_copy_and_leaves_the_callers_array_alone() -> None:
+    data = RNG.standard_normal((8, 32)).astype(np.float32)
+    w = Weights(tcp.Tensor(data, "C B"))
+    assert data.flags.writeable
+    held = w.to_tensor()
+    assert not held.values.flags.writeable and not np.shares_memory(held.values, data)
+    with pytest.raises(LayoutError) as info:
+        held.assign(tcp.Tensor(np.zeros((8, 32), np.float32), "C B"))
+    assert info.value.rule == "ReadOnly"
+
+
+def test_frozen_values_are_widened_once_and_writeable_ones_every_time() -> None:
+    frozen = freeze(tcp.bf16.cast(RNG.standard_normal((8, 32))))
+    first = derived(frozen, "widen", lambda v: tcp.bf16.widen(v))
+    assert derived(frozen, "widen", lambda v: tcp.bf16.widen(v)) is first
+    assert not first.flags.writeable and first.tolist() == tcp.bf16.widen(frozen).tolist()
+    assert derived(frozen[1:], "widen", lambda v: tcp.bf16.widen(v)) is not first  # another view, another value
+    open_ = tcp.bf16.cast(RNG.standard_normal((8, 32)))
+    assert derived(open_, "widen", lambda v: tcp.bf16.widen(v)) is not derived(open_, "widen", lambda v: tcp.bf16.widen(v))
+
+
+def test_what_is_kept_goes_with_its_array() -> None:
+    frozen = freeze(tcp.bf16.cast(RNG.standard_normal((4, 4))))
+    derived(frozen, "widen", lambda v: tcp.bf16.widen(v))
+    owner = id(frozen.base if frozen.base is not None else frozen)
+    assert owner in kept._kept
+    del frozen
+    gc.collect()
+    assert owner not in kept._kept
+
+
+def test_weights_reused_across_calls_give_the_same_bits() -> None:
+    dev = tcp.Device()
+    data = RNG.standard_normal((8, 32))
+
+    def call(w: typing.Any, x: np.ndarray) -> list[float]:
+        trf = (dev.sub.begin(w.to_dm(cluster=Grid[1], slice=Grid[2], element=m["C, B"]).view())
+               .fetch(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+               .collect(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+               .to_trf(lane=m["C"], element=m["B"]))
+        out = Stream(dev.main, tcp.Tensor(x, "A B")).contract_outer(trf, out_time=m["A, B / 32"], out_packet=m["B % 32"])
+        result: list[float] = out.contract_packet(out_packet=m["1"]).to_tensor().to_numpy("A C").tolist()
+        return result
+
+    kept_weights = Weights(tcp.Tensor(data, "C B"))
+    x, y = RNG.standard_normal((32, 32)), RNG.standard_normal((32, 32))
+    first_x, first_y = call(kept_weights, x), call(kept_weights, y)
+    held = kept_weights.to_tensor().values
+    assert id(held if held.base is None else held.base) in kept._kept  # the widened weights were kept
+    assert call(kept_weights, x) == first_x and call(kept_weights, y) == first_y
+    assert call(Weights(tcp.Tensor(data, "C B")), x) == first_x  # fresh weights, nothing kept yet

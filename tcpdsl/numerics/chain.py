@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, pairs
+from tcpdsl.numerics.kept import derived
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import widen
 from tcpdsl.verify.lane_mode import LaneMode
@@ -44,8 +45,13 @@ class Operand:
     canonical: bool = False
 
     def widened(self) -> npt.NDArray[Any]:
-        """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`)."""
-        return widen(self.values, self.dtype, canonical=self.canonical)
+        """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`); read-only.
+
+        Frozen values (a typed tensor's own data, such as weights) are widened once and the result
+        is kept (:mod:`tcpdsl.numerics.kept`).
+        """
+        dtype, canonical = self.dtype, self.canonical
+        return derived(self.values, ("widen", dtype, canonical), lambda v: widen(v, dtype, canonical=canonical))
 
     @property
     def shape(self) -> tuple[int, ...]:
