@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import typing
 
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
+from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.vector_ops import _combine, _converted, identity, reduce_fold
@@ -118,3 +120,43 @@ def test_weights_reused_across_calls_give_the_same_bits() -> None:
     assert id(held if held.base is None else held.base) in kept._kept  # the widened weights were kept
     assert call(kept_weights, x) == first_x and call(kept_weights, y) == first_y
     assert call(Weights(tcp.Tensor(data, "C B")), x) == first_x  # fresh weights, nothing kept yet
+
+
+# -- contractions read from the tensors' own arrays -------------------------------------------------
+
+Q = tcp.axis("Q", 64)
+K = tcp.axis("K", 32)
+Activation = tcp.DmTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K"]]
+QWeights = tcp.HbmTensor[tcp.bf16, Grid[0], m["Q, K"]]
+
+
+def _replicated_product() -> typing.Any:
+    """A vector times a matrix whose stream holds one strided term (``Q / 8``: the activation repeated on
+    every group of slices), as the decoder's projections have it."""
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    w = QWeights(tcp.Tensor(RNG.standard_normal((64, 32)), "Q K"))
+    rows = (dev.sub.begin(w.to_dm(cluster=Grid[1], slice=m["Q / 8, 1 # 32"], element=m["Q % 8, K"]).view())
+            .fetch(out_time=m["Q % 8, K / 16"], out_packet=m["K % 16"])
+            .collect(out_time=m["Q % 8, K / 16"], out_packet=m["K % 16"])
+            .to_trf(lane=m["Q % 8"], element=m["K"]))
+    return (dev.main.begin(x.view())
+            .fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+            .collect(out_time=m["K / 16"], out_packet=m["K % 16"])
+            .contract_outer(rows, out_time=m["K / 32"], out_packet=m["K % 32"])
+            .contract_packet(out_packet=m["1"]))
+
+
+def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coordinate_arrays() -> None:
+    result = _replicated_product()
+    chain = result.chain
+    assert chain.stream.tensor.terms[0].stride == 8  # the stream holds Q / 8 only
+    found = _chain_plan(chain, logical=False)
+    assert found.held is not None  # the fold reads both tensors' own arrays
+    coordinates = dataclasses.replace(
+        chain, stream=dataclasses.replace(chain.stream, given=chain.stream.values),
+        weight=dataclasses.replace(chain.weight, given=chain.weight.values))
+    assert _chain_plan(coordinates, logical=False).held is None
+    evaluator = FusedEvaluator()
+    assert evaluator.run(chain).tobytes() == evaluator.run(coordinates).tobytes()
+    assert evaluator.logical(chain).tobytes() == evaluator.logical(coordinates).tobytes()

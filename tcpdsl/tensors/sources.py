@@ -23,7 +23,7 @@ from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.transfer import to_physical, to_terms
-from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.term_arrays import axes_of, coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
@@ -92,8 +92,8 @@ class SourceTensor(TensorBase):
         return to_physical(values, axes, self.mapping, 0).reshape(self._dims())
 
     def _operand(self) -> Operand:
-        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
-        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor, canonical=True)
+        tensor = self._tensor
+        return Operand(None, axes_of(tensor.terms), self._spec.tensor_type.dtype, self.mapping, tensor, canonical=True)
 
     def _describe(self) -> str:
         return describe_source(self._spec, self._tensor, self._trf_params)
