@@ -14,9 +14,14 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
+from tcpdsl.algebra import logical_terms
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
+from tcpdsl.numerics.logical import terms_of_mapping
+from tcpdsl.numerics.moves import lay_out, relabel
+from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.vector_ops import _combine, _converted, identity, reduce_fold
 from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
 
@@ -160,3 +165,30 @@ def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coor
     evaluator = FusedEvaluator()
     assert evaluator.run(chain).tobytes() == evaluator.run(coordinates).tobytes()
     assert evaluator.logical(chain).tobytes() == evaluator.logical(coordinates).tobytes()
+
+
+# -- reshape as a planned gather ----------------------------------------------------------------
+
+E = tcp.axis("E", 12)
+F = tcp.axis("F", 8)
+RELABELS = [
+    # (source mapping, terms held, target mapping): padding of every kind, replication, unheld digits
+    (m["E # 16, F"], m["E, F"], m["F, E # 16"]),
+    (m["E #{0} 16, F"], m["E, F"], m["E / 4 #{0} 4, F, E % 4"]),
+    (m["F / 2, E, F % 2 # 4"], m["F, E"], m["E, F # 16"]),
+    (m["2, E, F"], m["E, F"], m["E, F, 2"]),
+    (m["F, E / 2"], m["F, E / 2"], m["F / 2, E / 2, F % 2"]),
+]
+
+
+@pytest.mark.parametrize(("src", "held", "dst"), RELABELS)
+@pytest.mark.parametrize("dtype", ["bf16", "i8"])
+def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: typing.Any, dst: typing.Any,
+                                                     dtype: str) -> None:
+    terms = terms_of_mapping(held)
+    dst_terms = logical_terms(dst)
+    values = cast(RNG.integers(-100, 100, tuple(t.count for t in terms)), dtype)
+    expected = to_terms(lay_out(values, terms, src, dtype)[0], dst, dst_terms)
+    got = relabel(values, terms, src, dst, dst_terms, dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()

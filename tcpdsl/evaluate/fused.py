@@ -31,7 +31,7 @@ from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
-from tcpdsl.numerics.moves import lay_out
+from tcpdsl.numerics.moves import lay_out, relabel
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
@@ -247,6 +247,11 @@ class FusedEvaluator:
         """A stream's values laid out on its last mapping with its poison mask (Top padding)."""
         root = flow.root
         return lay_out(fused_logical(flow, self.name), root.terms, flow.mapping, flow.dtype)
+
+    def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
+        """A stream's last buffer read through ``mapping`` over ``terms`` (``reshape``), as a planned gather."""
+        root = flow.root
+        return relabel(fused_logical(flow, self.name), root.terms, flow.mapping, mapping, terms, flow.dtype)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, logical_terms, pairs
+from tcpdsl.algebra import Digit, Mapping, logical_terms, pairs
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.fold_plan import accumulator_dtype
 from tcpdsl.evaluate.hardware import (
@@ -256,6 +256,10 @@ class SimulateEvaluator:
     def flow_buffer(self, flow: Flow) -> Buffer:
         """A stream's physical buffer and poison mask, moved through every step."""
         return simulated(flow, self.name)
+
+    def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
+        """A stream's simulated buffer read through ``mapping`` over ``terms`` (``reshape``)."""
+        return to_terms(simulated(flow, self.name)[0], mapping, terms)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

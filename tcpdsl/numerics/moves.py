@@ -10,20 +10,23 @@ poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD cast
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, PaddingKind, Digit
+from tcpdsl.algebra import Mapping, PaddingKind, Digit, StructKey
 from tcpdsl.numerics.flow import Buffer
-from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.placement import frozen, plan
 from tcpdsl.numerics.scalars import cast, poison, widen
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
 Array = npt.NDArray[Any]
 Mask = npt.NDArray[np.uint8]
+IntArray = npt.NDArray[np.int64]
 
 
 def convert(values: Array, frm: str, to: str) -> Array:
@@ -39,6 +42,35 @@ def lay_out(values: Array, terms: tuple[Digit, ...], mapping: Mapping, dtype: st
     buffer = to_physical(held, axes, mapping, fill=poison(dtype), zero_fill=0)
     defined = to_physical(np.ones(held.shape, dtype=np.uint8), axes, mapping, fill=0, zero_fill=1)
     return buffer, (defined == 0).astype(np.uint8)
+
+
+def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping, dst_terms: tuple[Digit, ...],
+            dtype: str) -> Array:
+    """``values`` over ``terms`` laid out on ``src`` (:func:`lay_out`) and read back through ``dst`` over
+    ``dst_terms`` (:func:`to_terms`): the same bytes under other layouts, as ``reshape`` reads them.
+
+    The cells move the same way for every call of a kernel, so the move is planned once as a gather
+    over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
+    there, poison or 0.
+    """
+    index = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
+    ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
+    return np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+
+
+@lru_cache(maxsize=256)
+def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
+                 shape: tuple[int, ...]) -> IntArray:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison.
+
+    Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
+    here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
+    live cell holds an element.
+    """
+    positions = np.arange(1, math.prod(shape) + 1, dtype=np.int64).reshape(shape)
+    held, axes = coordinate_array(positions, terms)
+    buffer = to_physical(held, axes, src.node, fill=-1, zero_fill=0)
+    return frozen(to_terms(buffer, dst.node, dst_terms))
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:

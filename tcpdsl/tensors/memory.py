@@ -13,7 +13,7 @@ from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.flow import Buffer, Flow, Root
-from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
 from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
@@ -67,7 +67,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             return buffer_of(parent, name)
 
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
-                         lambda name: to_terms(physical(name)[0], mapping, terms), physical))
+                         lambda name: get_evaluator(name).flow_read(parent, mapping, terms), physical))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
 
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:
