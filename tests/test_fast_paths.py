@@ -178,6 +178,7 @@ RELABELS = [
     (m["F / 2, E, F % 2 # 4"], m["F, E"], m["E, F # 16"]),
     (m["2, E, F"], m["E, F"], m["E, F, 2"]),
     (m["F, E / 2"], m["F, E / 2"], m["F / 2, E / 2, F % 2"]),
+    (m["E # 16, F"], m["E, F"], m["E # 16, F"]),  # read back through its own layout: nothing moves
 ]
 
 

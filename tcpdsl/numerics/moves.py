@@ -54,14 +54,17 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     there, poison or 0.
     """
     index = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
+    if index is None:  # every element stays where it is: the values themselves, read-only
+        return frozen(values.view())
     ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
     return np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
 
 
 @lru_cache(maxsize=256)
 def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
-                 shape: tuple[int, ...]) -> IntArray:
-    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison.
+                 shape: tuple[int, ...]) -> IntArray | None:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison;
+    None when every element reads its own value (a stream read back through its own layout).
 
     Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
     here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
@@ -70,7 +73,8 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
     positions = np.arange(1, math.prod(shape) + 1, dtype=np.int64).reshape(shape)
     held, axes = coordinate_array(positions, terms)
     buffer = to_physical(held, axes, src.node, fill=-1, zero_fill=0)
-    return frozen(to_terms(buffer, dst.node, dst_terms))
+    index = to_terms(buffer, dst.node, dst_terms)
+    return None if index.shape == positions.shape and np.array_equal(index, positions) else frozen(index)
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:

@@ -22,7 +22,7 @@ from tcpdsl.tensors.stream import root_of, step_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.transfer import to_physical, to_terms
+from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
@@ -165,7 +165,11 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         def physical(name: str) -> Array:
             return get_evaluator(name).flow_physical(flow)
 
-        source = pass_source(self._spec, lambda name: to_terms(physical(name), mapping, terms), physical,
+        def logical(name: str) -> Array:
+            # The stream's own buffer read back through its own mapping: the evaluator plans it (flow_read).
+            return get_evaluator(name).flow_read(flow, mapping, terms)
+
+        source = pass_source(self._spec, logical, physical,
                              tuple(t.axis for t in flow.root.terms), flow)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
