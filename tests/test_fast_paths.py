@@ -19,7 +19,7 @@ from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
-from tcpdsl.numerics.moves import lay_out, relabel
+from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.vector_ops import _combine, _converted, identity, reduce_fold
@@ -193,3 +193,29 @@ def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: ty
     got = relabel(values, terms, src, dst, dst_terms, dtype)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
+
+
+WRITES = [
+    # (parent mapping, new mapping, new terms, offset, whether an element changes): a row of a table, a
+    # padded row, a row into the parent's padding (no element changes), a window across rows
+    (m["E, F"], m["F"], m["F"], 16, True),
+    (m["E, F # 16"], m["F # 16"], m["F"], 32, True),
+    (m["E # 16, F"], m["F / 2, F % 2"], m["F"], 8 * 13, False),
+    (m["E, F"], m["E % 4 # 8"], m["E % 4"], 3, True),
+]
+
+
+@pytest.mark.parametrize(("parent_map", "new_map", "new_held", "offset", "changes"), WRITES)
+def test_a_planned_write_has_the_bits_of_the_buffer_written_and_read_back(parent_map: typing.Any, new_map: typing.Any,
+                                                                        new_held: typing.Any, offset: int,
+                                                                        changes: bool) -> None:
+    parent_terms, new_terms = logical_terms(parent_map), terms_of_mapping(new_held)
+    parent = cast(RNG.integers(-100, 100, tuple(t.count for t in parent_terms)), "bf16")
+    new = cast(RNG.integers(-100, 100, tuple(t.count for t in new_terms)), "bf16")
+    element = parent_map.size
+    buffer = write_window(lay_out(parent, parent_terms, parent_map, "bf16"), lay_out(new, new_terms, new_map, "bf16"),
+                          element, offset, new_map)
+    expected = to_terms(buffer[0], parent_map, parent_terms)
+    got = written(parent, parent_terms, parent_map, new, new_terms, new_map, element, offset, "bf16")
+    assert got.tobytes() == expected.tobytes() and got.shape == expected.shape
+    assert (got.tobytes() != parent.tobytes()) == changes

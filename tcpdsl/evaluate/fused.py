@@ -31,7 +31,7 @@ from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
-from tcpdsl.numerics.moves import lay_out, relabel
+from tcpdsl.numerics.moves import lay_out, relabel, written as written_values
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
@@ -252,6 +252,13 @@ class FusedEvaluator:
         """A stream's last buffer read through ``mapping`` over ``terms`` (``reshape``), as a planned gather."""
         root = flow.root
         return relabel(fused_logical(flow, self.name), root.terms, flow.mapping, mapping, terms, flow.dtype)
+
+    def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
+        """``parent``'s values over its root's terms after ``written`` is written into its window
+        ``offset`` cells in: the parent's values with the written cells set, as a planned scatter."""
+        return written_values(fused_logical(parent, self.name), parent.root.terms, parent.mapping,
+                              fused_logical(written, self.name), written.root.terms, written.mapping, element,
+                              offset, parent.dtype)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

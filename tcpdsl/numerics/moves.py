@@ -137,3 +137,45 @@ def write_window(parent: Buffer, written: Buffer, element: int, offset: int, map
     values[rows, cols + offset] = new[rows, cols]
     mask[rows, cols + offset] = new_mask[rows, cols]
     return values.reshape(-1), mask.reshape(-1)
+
+
+def written(parent: Array, parent_terms: tuple[Digit, ...], parent_mapping: Mapping, new: Array,
+            new_terms: tuple[Digit, ...], new_mapping: Mapping, element: int, offset: int, dtype: str) -> Array:
+    """The values over ``parent_terms`` of ``parent`` (laid out on ``parent_mapping``) after ``new`` (laid
+    out on ``new_mapping``) is written into its window ``offset`` cells in (:func:`write_window`), read back
+    through ``parent_mapping``: a copy of ``parent`` with the cells the write changes set, as planned once
+    by :func:`_writing`."""
+    cells, codes, kept, moved = _writing(StructKey(parent_mapping), parent_terms, tuple(parent.shape),
+                                         StructKey(new_mapping), new_terms, tuple(new.shape), element, offset)
+    ends = np.array([0, poison(dtype)], dtype=parent.dtype)  # code 0 reads 0, code -1 reads poison
+    values = np.concatenate([ends[:1], new.reshape(-1).astype(parent.dtype), ends[1:]])[codes]
+    values[kept] = parent.reshape(-1)[moved]
+    out = np.array(parent, copy=True)
+    out.reshape(-1)[cells] = values
+    return out
+
+
+@lru_cache(maxsize=256)
+def _writing(parent_mapping: StructKey, parent_terms: tuple[Digit, ...], parent_shape: tuple[int, ...],
+             new_mapping: StructKey, new_terms: tuple[Digit, ...], new_shape: tuple[int, ...], element: int,
+             offset: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The elements :func:`written` changes (flat indices) and where each reads: ``codes`` is 1 + a flat
+    index into the new values, 0 for a 0, -1 for poison; the changed elements at ``kept`` read the
+    parent's values at ``moved`` instead. Found by writing the flat indices themselves (the parent's
+    first, then the new values')."""
+    size = math.prod(parent_shape)
+    ours = np.arange(1, size + 1, dtype=np.int64).reshape(parent_shape)
+    theirs = np.arange(size + 1, size + 1 + math.prod(new_shape), dtype=np.int64).reshape(new_shape)
+    buffers = []
+    for values, terms, mapping in ((ours, parent_terms, parent_mapping), (theirs, new_terms, new_mapping)):
+        held, axes = coordinate_array(values, terms)
+        laid = to_physical(held, axes, mapping.node, fill=-1, zero_fill=0)
+        buffers.append((laid, np.zeros(laid.shape, dtype=np.uint8)))
+    after = write_window(buffers[0], buffers[1], element, offset, new_mapping.node)[0]
+    index = to_terms(after, parent_mapping.node, parent_terms).reshape(-1)
+    cells = np.flatnonzero(index != ours.reshape(-1))
+    codes = index[cells]
+    kept = np.flatnonzero((codes >= 1) & (codes <= size))
+    moved = codes[kept] - 1
+    codes = np.where(codes > size, codes - size, np.where(codes < 1, codes, 0))
+    return frozen(cells), frozen(codes), frozen(kept), frozen(moved)

@@ -86,7 +86,7 @@ def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow
         return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
 
     return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
-                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical,
+                     lambda name: get_evaluator(name).flow_written(parent, written, element, offset), physical,
                      source=Written(parent, written, element, offset)))
 
 
