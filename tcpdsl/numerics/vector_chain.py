@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import numpy.typing as npt
@@ -59,11 +60,11 @@ class PassSource:
     axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
     origin: object = field(default=None, repr=False)  # the flow or chain it comes from, for an independent check
 
-    @property
+    @cached_property
     def mapping(self) -> Mapping:
         return pairs(list(self.layouts))
 
-    @property
+    @cached_property
     def terms(self) -> tuple[Digit, ...]:
         return logical_terms(self.mapping)
 
@@ -83,11 +84,11 @@ class PassStep:
     int_width: int = 0
     dtype: str = ""
 
-    @property
+    @cached_property
     def mapping(self) -> Mapping:
         return pairs(list(self.layouts))
 
-    @property
+    @cached_property
     def terms(self) -> tuple[Digit, ...]:
         return logical_terms(self.mapping)
 
@@ -110,9 +111,9 @@ class VectorChain:
 
     @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return self.steps[-1].mapping if self.steps else self.source.mapping
 
     @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return self.steps[-1].terms if self.steps else self.source.terms
 
