@@ -22,7 +22,7 @@ from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.transfer import to_terms
-from tcpdsl.numerics.vector_ops import _combine, _converted, identity, reduce_fold
+from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
 from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
@@ -219,3 +219,16 @@ def test_a_planned_write_has_the_bits_of_the_buffer_written_and_read_back(parent
     got = written(parent, parent_terms, parent_map, new, new_terms, new_map, element, offset, "bf16")
     assert got.tobytes() == expected.tobytes() and got.shape == expected.shape
     assert (got.tobytes() != parent.tobytes()) == changes
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=40))
+def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
+    bits = np.array(cells, dtype=np.uint32)
+    exponent = bits & np.uint32(0x7F800000)
+    nan = (exponent == np.uint32(0x7F800000)) & ((bits & np.uint32(0x007FFFFF)) != 0)
+    expected = np.where(nan, np.uint32(0x7FC00000), np.where(exponent == 0, bits & np.uint32(0x80000000), bits))
+    source = bits.view(np.float32)
+    got = f32(source)
+    assert got.view(np.uint32).tolist() == expected.tolist()
+    assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import lru_cache
 from typing import Any
 
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Digit, logical_terms, pairs
+from tcpdsl.algebra import Mapping, Digit, StructKey, logical_terms, pairs
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_compose import VectorStep
 from tcpdsl.verify.vector_ops import BinaryArgMode, TernaryArgMode
@@ -44,6 +44,13 @@ class VrfValues:
 OperandValue = Constant | VrfValues | StashRead
 
 
+@lru_cache(maxsize=1024)
+def _paired(layouts: tuple[StructKey, ...]) -> tuple[Mapping, tuple[Digit, ...]]:
+    """The layouts paired into one mapping, and its logical terms: the same for every call of a kernel."""
+    mapping = pairs([key.node for key in layouts])
+    return mapping, logical_terms(mapping)
+
+
 @dataclass(frozen=True, eq=False)
 class PassSource:
     """The stream a pass starts from: its layouts ``[Chip, Cluster, Slice, Time, Packet]``, and its
@@ -60,13 +67,13 @@ class PassSource:
     axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
     origin: object = field(default=None, repr=False)  # the flow or chain it comes from, for an independent check
 
-    @cached_property
+    @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return _paired(tuple(map(StructKey, self.layouts)))[0]
 
-    @cached_property
+    @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -84,13 +91,13 @@ class PassStep:
     int_width: int = 0
     dtype: str = ""
 
-    @cached_property
+    @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return _paired(tuple(map(StructKey, self.layouts)))[0]
 
-    @cached_property
+    @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,6 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.numerics.scalars import flush_f32
 from tcpdsl.verify.vector_ops import (
     I32,
     I32_MAX,
@@ -39,21 +40,14 @@ from tcpdsl.verify.vector_ops import (
 
 Array = npt.NDArray[Any]
 
-CANONICAL_NAN: Final = np.uint32(0x7FC00000)
 _EXPONENT: Final = np.uint32(0x7F800000)
-_MANTISSA: Final = np.uint32(0x007FFFFF)
 _SIGN: Final = np.uint32(0x80000000)
 _WORD: Final = 32
 
 
 def f32(x: object) -> Array:
     """``x`` as an f32 array with the RNGD rules applied (a fresh array)."""
-    out = np.array(x, dtype=np.float32)
-    bits = out.view(np.uint32)
-    exponent = bits & _EXPONENT
-    nan = (exponent == _EXPONENT) & ((bits & _MANTISSA) != 0)
-    bits[...] = np.where(nan, CANONICAL_NAN, np.where(exponent == 0, bits & _SIGN, bits))
-    return out
+    return flush_f32(np.array(x, dtype=np.float32))  # flushes the copy in place, touching only special cells
 
 
 def i32(x: object) -> Array:
