@@ -265,6 +265,7 @@ def _converted(op: ReduceOp, x: object) -> Array:
 # changes nothing but NaN payloads (a NaN stays NaN), so the whole fold is one accumulate.
 _ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
 # f32 folds whose every step returns one of its (already flushed) operands: the flush is a no-op.
+# fmax and fmin skip NaN, so the fold's value is the largest (smallest) number, if any.
 _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
@@ -287,6 +288,11 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
         with np.errstate(all="ignore"):
             if name in _PICKS:
                 pick = _PICKS[name]
+                # Any order finds the same largest (smallest) value, and a nonzero value has one bit
+                # pattern; only a zero result's sign depends on the order, so then fold in order.
+                picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
+                if not np.any(picked == 0):
+                    return f32(picked)
                 for step in values:
                     acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
                 return f32(acc)
