@@ -161,7 +161,7 @@ def _held_cuts(fold: FoldPlan, stream: Operand, weight: Operand) -> tuple[TermCu
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
-_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], _ChainPlan]] = {}
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[Mapping | None, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -170,21 +170,21 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     stream, weight = chain.stream, chain.weight
     layouts = (stream.mapping, weight.mapping, chain.chip, chain.cluster, chain.slice, chain.lane, chain.outer_time,
                chain.outer_packet, chain.packet_out, chain.time_out, chain.lane_time, chain.lane_packet)
-    # How each operand is held decides whether the fold can read its own array (_held_cuts).
-    holds = tuple(None if o.given is not None or o.tensor is None else o.tensor.terms for o in (stream, weight))
+    # An operand is an array given by axis coordinate (keyed by its shape), or a tensor's own array
+    # (keyed by its terms, which fix its coordinate shape and whether the fold can read it: _held_cuts).
+    forms = tuple(o.given.shape if o.given is not None else None if o.tensor is None else o.tensor.terms
+                  for o in (stream, weight))
     # A kernel called again passes the very same mapping objects: found by identity first, which
     # costs less than structural keys (the mappings are kept, so their ids stay theirs).
-    fast = (logical, chain.acc, stream.axes, stream.shape, weight.axes, weight.shape, *map(id, layouts),
-            *map(id, holds))
+    fast = (logical, chain.acc, stream.axes, weight.axes, *forms, *map(id, layouts))
     seen = _plans_by_identity.get(fast)
-    if seen is not None and all(a is b for a, b in zip(seen[0], (*layouts, *holds))):
+    if seen is not None and all(a is b for a, b in zip(seen[0], layouts)):
         return seen[1]
-    key = (logical, chain.acc, stream.axes, stream.shape, weight.axes, weight.shape,
-           *(None if m is None else StructKey(m) for m in layouts), *holds)
+    key = (logical, chain.acc, stream.axes, weight.axes, *forms, *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
         if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
-            _plans_by_identity[fast] = ((*layouts, *holds), found)
+            _plans_by_identity[fast] = (layouts, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -204,7 +204,7 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
         _chain_plans.clear()
         _plans_by_identity.clear()
     _chain_plans[key] = found
-    _plans_by_identity[fast] = ((*layouts, *holds), found)
+    _plans_by_identity[fast] = (layouts, found)
     return found
 
 
