@@ -85,24 +85,33 @@ def test_a_typed_tensor_freezes_its_own_copy_and_leaves_the_callers_array_alone(
     assert info.value.rule == "ReadOnly"
 
 
-def test_frozen_values_are_widened_once_and_writeable_ones_every_time() -> None:
+def _widen(values: np.ndarray) -> np.ndarray:
+    return tcp.bf16.widen(values)
+
+
+def test_frozen_values_are_widened_once_they_are_reused_and_writeable_ones_every_time() -> None:
     frozen = freeze(tcp.bf16.cast(RNG.standard_normal((8, 32))))
-    first = derived(frozen, "widen", lambda v: tcp.bf16.widen(v))
-    assert derived(frozen, "widen", lambda v: tcp.bf16.widen(v)) is first
-    assert not first.flags.writeable and first.tolist() == tcp.bf16.widen(frozen).tolist()
-    assert derived(frozen[1:], "widen", lambda v: tcp.bf16.widen(v)) is not first  # another view, another value
+    first = derived(frozen, "widen", _widen)  # seen once: nothing kept (data built for one call)
+    second = derived(frozen, "widen", _widen)
+    assert second is not first and derived(frozen, "widen", _widen) is second
+    assert not second.flags.writeable and second.tolist() == first.tolist() == tcp.bf16.widen(frozen).tolist()
+    rows = derived(frozen[1:], "widen", _widen)  # another view of an array already reused: its own value, kept
+    assert rows.shape == (7, 32) and rows.tolist() == second[1:].tolist() and derived(frozen[1:], "widen", _widen) is rows
     open_ = tcp.bf16.cast(RNG.standard_normal((8, 32)))
-    assert derived(open_, "widen", lambda v: tcp.bf16.widen(v)) is not derived(open_, "widen", lambda v: tcp.bf16.widen(v))
+    for _ in range(2):
+        derived(open_, "widen", _widen)
+    assert derived(open_, "widen", _widen) is not derived(open_, "widen", _widen)
 
 
 def test_what_is_kept_goes_with_its_array() -> None:
     frozen = freeze(tcp.bf16.cast(RNG.standard_normal((4, 4))))
-    derived(frozen, "widen", lambda v: tcp.bf16.widen(v))
+    for _ in range(2):
+        derived(frozen, "widen", _widen)
     owner = id(frozen.base if frozen.base is not None else frozen)
     assert owner in kept._kept
     del frozen
     gc.collect()
-    assert owner not in kept._kept
+    assert owner not in kept._kept and owner not in kept._owners.values()
 
 
 def test_weights_reused_across_calls_give_the_same_bits() -> None:

@@ -143,13 +143,6 @@ class _ChainPlan:
     # How the fold reads each operand's own array (no coordinate array), when it can.
     held: tuple[TermCut, TermCut] | None
 
-    def operands(self, chain: Chain) -> tuple[Array, Array] | None:
-        """Both einsum inputs cut from the operands' own arrays, or None (then :meth:`FoldPlan.run`)."""
-        if self.held is None:
-            return None
-        left, right = self.held
-        return left.apply(chain.stream.widened_held()), right.apply(chain.weight.widened_held())
-
 
 def _held_cuts(fold: FoldPlan, stream: Operand, weight: Operand) -> tuple[TermCut, TermCut] | None:
     if stream.given is not None or weight.given is not None or stream.tensor is None or weight.tensor is None:
@@ -172,8 +165,8 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
                chain.outer_packet, chain.packet_out, chain.time_out, chain.lane_time, chain.lane_packet)
     # An operand is an array given by axis coordinate (keyed by its shape), or a tensor's own array
     # (keyed by its terms, which fix its coordinate shape and whether the fold can read it: _held_cuts).
-    forms = tuple(o.given.shape if o.given is not None else None if o.tensor is None else o.tensor.terms
-                  for o in (stream, weight))
+    forms = (stream.given.shape if stream.given is not None else None if stream.tensor is None else stream.tensor.terms,
+             weight.given.shape if weight.given is not None else None if weight.tensor is None else weight.tensor.terms)
     # A kernel called again passes the very same mapping objects: found by identity first, which
     # costs less than structural keys (the mappings are kept, so their ids stay theirs).
     fast = (logical, chain.acc, stream.axes, weight.axes, *forms, *map(id, layouts))
@@ -209,9 +202,10 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
 
 
 def _fold(found: _ChainPlan, fold: FoldPlan, chain: Chain) -> Folded:
-    cut = found.operands(chain)
-    if cut is not None:
-        return fold.run_cut(*cut)
+    """The fold, reading both operands' own arrays when the plan can (else their coordinate arrays)."""
+    if found.held is not None:
+        left, right = found.held
+        return fold.run_cut(left.apply(chain.stream.widened_held()), right.apply(chain.weight.widened_held()))
     return fold.run(chain.stream.widened(), chain.weight.widened())
 
 

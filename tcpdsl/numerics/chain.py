@@ -62,16 +62,13 @@ class Operand:
         Frozen values (a typed tensor's own data, such as weights) are widened once and the result
         is kept (:mod:`tcpdsl.numerics.kept`).
         """
-        return self._widen(self.values)
+        return derived(self.values, ("widen", self.dtype, self.canonical), widen, self.dtype, canonical=self.canonical)
 
     def widened_held(self) -> npt.NDArray[Any]:
         """The tensor's own array (one dimension per term) widened like :meth:`widened`."""
         assert self.tensor is not None
-        return self._widen(self.tensor.values)
-
-    def _widen(self, values: npt.NDArray[Any]) -> npt.NDArray[Any]:
-        dtype, canonical = self.dtype, self.canonical
-        return derived(values, ("widen", dtype, canonical), lambda v: widen(v, dtype, canonical=canonical))
+        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), widen, self.dtype,
+                       canonical=self.canonical)
 
     @property
     def shape(self) -> tuple[int, ...]:
