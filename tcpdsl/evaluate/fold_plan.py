@@ -90,11 +90,11 @@ class TermCut:
     coordinate array: per term, the entries the cut visits (a slice, or an int where it visits one),
     then the split into the visited digits. It gives the very array ``_Cut.apply`` gives."""
 
-    index: tuple[slice | int, ...]
+    index: tuple[slice | int, ...] | None  # None: every entry, as held
     shape: tuple[int, ...]
 
     def apply(self, held: Array) -> Array:
-        return held[self.index].reshape(self.shape)
+        return (held if self.index is None else held[self.index]).reshape(self.shape)
 
 
 def term_cut(cut: _Cut, axes: tuple[str, ...], chain: DigitChain, terms: tuple[Digit, ...]) -> TermCut | None:
@@ -126,7 +126,8 @@ def term_cut(cut: _Cut, axes: tuple[str, ...], chain: DigitChain, terms: tuple[D
         else:
             return None
         shape.extend(radices)
-    return TermCut(tuple(index), tuple(shape))
+    every = all(isinstance(i, slice) and i == slice(0, t.count, 1) for i, t in zip(index, terms))
+    return TermCut(None if every else tuple(index), tuple(shape))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -23,6 +23,8 @@ Array = npt.NDArray[Any]
 # dies, and what was derived from it (or from a view of it), by key.
 _kept: dict[int, tuple[weakref.ref[Array], dict[Hashable, Array]]] = {}
 _owners: dict[int, int] = {}  # id of each reference -> the id of the array it was made for
+# Smaller arrays are derived on every call: that costs less than the bookkeeping.
+_WORTH_KEEPING: Final = 1 << 14
 
 
 def freeze(array: Array) -> Array:
@@ -49,6 +51,8 @@ def derived(array: Array, key: Hashable, compute: Callable[..., Array], *args: A
     place in its owner's memory is part of the key, so two views of one owner never share a value.
     ``compute`` must return a new array.
     """
+    if array.size < _WORTH_KEEPING:
+        return compute(array, *args, **options)
     owner: Any = array
     while isinstance(owner, np.ndarray) and not owner.flags.writeable:  # walk out to the memory's owner
         if owner.base is None:
