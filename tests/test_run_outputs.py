@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import tcpdsl.tensors.stream
+import tcpdsl.evaluate.fused
 from tcpdsl.cli.main import main
 from tcpdsl.harness.kernel_spec import KernelSpecError, describe, random_case
 from tcpdsl.harness.report import KernelResult, OutputCheck
@@ -153,7 +153,8 @@ def test_a_write_the_evaluator_drops_fails_the_kernel(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The in-place write is compared for real: an evaluator that loses it fails on that output alone."""
-    monkeypatch.setattr(tcpdsl.tensors.stream, "write_window", lambda parent, *rest: parent)
+    # The fused evaluator writes a window as a planned scatter of the logical values (docs/runtime.md §4).
+    monkeypatch.setattr(tcpdsl.evaluate.fused, "written_values", lambda parent, *rest: parent)
     status, results = run(tmp_path, "fused", capsys)
     assert status == 1
     store = results["store"]

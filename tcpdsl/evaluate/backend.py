@@ -13,6 +13,7 @@ from typing import Any, Final, Protocol
 
 import numpy.typing as npt
 
+from tcpdsl.algebra import Digit, Mapping
 from tcpdsl.errors import TcpError
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
@@ -41,7 +42,9 @@ class Evaluator(Protocol):
     (``logical_terms(chain.result_mapping())``), without building the physical buffer when it
     can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
-    mapping (``flow_buffer``: with its poison mask). ``vector_logical`` and ``vector_physical`` do the same
+    mapping (``flow_buffer``: with its poison mask); ``flow_read`` reads that buffer through another
+    mapping, as ``reshape`` does, and ``flow_written`` reads it back after a write into a window of it.
+    ``vector_logical`` and ``vector_physical`` do the same
     for a vector pass (docs/runtime.md §3.9): its values over its last layout's logical terms, and its buffer
     over that layout.
     """
@@ -60,6 +63,10 @@ class Evaluator(Protocol):
 
     def vector_physical(self, chain: VectorChain) -> npt.NDArray[Any]: ...
     def flow_buffer(self, flow: Flow) -> Buffer: ...
+
+    def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> npt.NDArray[Any]: ...
+
+    def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> npt.NDArray[Any]: ...
 
 
 _EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}

@@ -85,6 +85,52 @@ def _cut(axes: tuple[str, ...], shape: tuple[int, ...], carried: set[DigitId], c
 
 
 @dataclass(frozen=True)
+class TermCut:
+    """A :class:`_Cut` read straight from a tensor's own array (one dimension per term), skipping the
+    coordinate array: per term, the entries the cut visits (a slice, or an int where it visits one),
+    then the split into the visited digits. It gives the very array ``_Cut.apply`` gives."""
+
+    index: tuple[slice | int, ...] | None  # None: every entry, as held
+    shape: tuple[int, ...]
+
+    def apply(self, held: Array) -> Array:
+        return (held if self.index is None else held[self.index]).reshape(self.shape)
+
+
+def term_cut(cut: _Cut, axes: tuple[str, ...], chain: DigitChain, terms: tuple[Digit, ...]) -> TermCut | None:
+    """The :class:`TermCut` of ``cut`` for an operand held as one term per axis, or None when the cut
+    reads a coordinate the terms do not hold (then it reads the coordinate array's zeros) or picks
+    entries no slice can."""
+    if len(terms) != len(axes) or tuple(t.axis for t in terms) != axes or any(t.live for t in terms):
+        return None
+    index: list[slice | int] = []
+    shape: list[int] = []
+    k = 0
+    for name, term in zip(axes, terms):
+        strides = list(reversed(chain.bounds[name][:-1])) if name in chain.bounds else [1]
+        coords, radices = [0], []
+        for stride, radix, pick in zip(strides, cut.shape[k:], cut.index[k:]):
+            if pick == slice(None):
+                coords = [c + d * stride for c in coords for d in range(radix)]
+                radices.append(radix)
+        k += len(strides)
+        held = min(term.top, term.n)
+        if any(c % term.stride or c >= held for c in coords):
+            return None
+        entries = [c // term.stride for c in coords]
+        step = entries[1] - entries[0] if len(entries) > 1 else 1
+        if not radices:
+            index.append(entries[0])
+        elif step > 0 and entries == list(range(entries[0], entries[-1] + 1, step)):
+            index.append(slice(entries[0], entries[-1] + 1, step))
+        else:
+            return None
+        shape.extend(radices)
+    every = all(isinstance(i, slice) and i == slice(0, t.count, 1) for i, t in zip(index, terms))
+    return TermCut(None if every else tuple(index), tuple(shape))
+
+
+@dataclass(frozen=True)
 class FoldPlan:
     """Everything about a fold that depends only on the mappings, the operand axes and shapes.
 
@@ -104,7 +150,10 @@ class FoldPlan:
 
     def run(self, lhs: Array, rhs: Array) -> Folded:
         """The fold of ``lhs`` and ``rhs`` (logical, widened to the accumulator) by this plan."""
-        left, right = self.left.apply(lhs), self.right.apply(rhs)
+        return self.run_cut(self.left.apply(lhs), self.right.apply(rhs))
+
+    def run_cut(self, left: Array, right: Array) -> Folded:
+        """The fold of operands already cut into the einsum's inputs (:meth:`_Cut.apply`, :class:`TermCut`)."""
         summed = _contract(left, right, self.subscripts, self.acc, self.terms, self.optimize)
         if self.acc == "f32":
             values = summed * np.float32(self.multiplicity) if self.multiplicity != 1 else summed

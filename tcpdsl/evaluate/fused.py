@@ -26,13 +26,13 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
-from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
+from tcpdsl.evaluate.fold_plan import FoldPlan, TermCut, accumulator_dtype, plan_fold, term_cut
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
-from tcpdsl.numerics.moves import lay_out
-from tcpdsl.numerics.chain import Chain
+from tcpdsl.numerics.moves import lay_out, relabel, written as written_values
+from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
@@ -140,11 +140,21 @@ class _ChainPlan:
     target: Mapping
     terms: tuple[Digit, ...]  # the dimensions of the logical result
     read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
+    # How the fold reads each operand's own array (no coordinate array), when it can.
+    held: tuple[TermCut, TermCut] | None
+
+
+def _held_cuts(fold: FoldPlan, stream: Operand, weight: Operand) -> tuple[TermCut, TermCut] | None:
+    if stream.given is not None or weight.given is not None or stream.tensor is None or weight.tensor is None:
+        return None
+    left = term_cut(fold.left, stream.axes, fold.chain, stream.tensor.terms)
+    right = term_cut(fold.right, weight.axes, fold.chain, weight.tensor.terms)
+    return None if left is None or right is None else (left, right)
 
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
-_plans_by_identity: dict[tuple[object, ...], tuple[tuple[Mapping | None, ...], _ChainPlan]] = {}
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -153,18 +163,22 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     stream, weight = chain.stream, chain.weight
     layouts = (stream.mapping, weight.mapping, chain.chip, chain.cluster, chain.slice, chain.lane, chain.outer_time,
                chain.outer_packet, chain.packet_out, chain.time_out, chain.lane_time, chain.lane_packet)
-    # A kernel called again passes the very same mapping objects: found by identity first, which
-    # costs less than structural keys (the mappings are kept, so their ids stay theirs).
-    fast = (logical, chain.acc, stream.axes, stream.values.shape, weight.axes, weight.values.shape, *map(id, layouts))
+    # An operand is an array given by axis coordinate (keyed by its shape), or a tensor's own array
+    # (keyed by its terms, which fix its coordinate shape and whether the fold can read it: _held_cuts).
+    forms = (stream.given.shape if stream.given is not None else None if stream.tensor is None else stream.tensor.terms,
+             weight.given.shape if weight.given is not None else None if weight.tensor is None else weight.tensor.terms)
+    # A kernel called again passes the very same mapping and term objects: found by identity first,
+    # which costs less than structural keys (the objects are kept, so their ids stay theirs).
+    objects = (*layouts, *forms)
+    fast = (logical, chain.acc, stream.axes, weight.axes, *map(id, objects))
     seen = _plans_by_identity.get(fast)
-    if seen is not None and all(a is b for a, b in zip(seen[0], layouts)):
+    if seen is not None and seen[0] == objects:  # identical objects compare equal without looking inside
         return seen[1]
-    key = (logical, chain.acc, stream.axes, stream.shape, weight.axes, weight.shape,
-           *(None if m is None else StructKey(m) for m in layouts))
+    key = (logical, chain.acc, stream.axes, weight.axes, *forms, *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
         if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
-            _plans_by_identity[fast] = (layouts, found)
+            _plans_by_identity[fast] = (objects, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -178,13 +192,22 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     terms = logical_terms(target)
     direct = fold is not None and not held(target).irregular and lines_up(fold.chain, terms)
     read = logical_read(fold.keep, fold.chain, terms) if fold is not None and direct else None
-    found = _ChainPlan(fold, pre_reduce, out, target, terms, read)
+    found = _ChainPlan(fold, pre_reduce, out, target, terms, read,
+                       None if fold is None else _held_cuts(fold, stream, weight))
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
         _plans_by_identity.clear()
     _chain_plans[key] = found
-    _plans_by_identity[fast] = (layouts, found)
+    _plans_by_identity[fast] = (objects, found)
     return found
+
+
+def _fold(found: _ChainPlan, fold: FoldPlan, chain: Chain) -> Folded:
+    """The fold, reading both operands' own arrays when the plan can (else their coordinate arrays)."""
+    if found.held is not None:
+        left, right = found.held
+        return fold.run_cut(left.apply(chain.stream.widened_held()), right.apply(chain.weight.widened_held()))
+    return fold.run(chain.stream.widened(), chain.weight.widened())
 
 
 class FusedEvaluator:
@@ -195,13 +218,12 @@ class FusedEvaluator:
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
         stream, weight = chain.stream, chain.weight
-        lhs, rhs = stream.widened(), weight.widened()
         if found.fold is not None:
-            folded = found.fold.run(lhs, rhs)
+            folded = _fold(found, found.fold, chain)
             laid = folded.layout(found.target)
             return laid if laid is not None else folded.gather(chain.part(), chain.prefix)
-        physical = fold_generic(lhs, stream.axes, stream.mapping, rhs, weight.axes, weight.mapping,
-                                found.pre_reduce, found.out, chain.acc)
+        physical = fold_generic(stream.widened(), stream.axes, stream.mapping, weight.widened(), weight.axes,
+                                weight.mapping, found.pre_reduce, found.out, chain.acc)
         return physical if found.target is found.out else relayout(physical, found.out, found.target)
 
     def logical(self, chain: Chain) -> Array:
@@ -210,8 +232,7 @@ class FusedEvaluator:
         found = _chain_plan(chain, logical=True)
         if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
-        stream, weight = chain.stream, chain.weight
-        return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)
+        return found.read.apply(_fold(found, found.fold, chain).values)
 
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms (docs/runtime.md §4)."""
@@ -221,6 +242,18 @@ class FusedEvaluator:
         """A stream's values laid out on its last mapping with its poison mask (Top padding)."""
         root = flow.root
         return lay_out(fused_logical(flow, self.name), root.terms, flow.mapping, flow.dtype)
+
+    def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
+        """A stream's last buffer read through ``mapping`` over ``terms`` (``reshape``), as a planned gather."""
+        root = flow.root
+        return relabel(fused_logical(flow, self.name), root.terms, flow.mapping, mapping, terms, flow.dtype)
+
+    def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
+        """``parent``'s values over its root's terms after ``written`` is written into its window
+        ``offset`` cells in: the parent's values with the written cells set, as a planned scatter."""
+        return written_values(fused_logical(parent, self.name), parent.root.terms, parent.mapping,
+                              fused_logical(written, self.name), written.root.terms, written.mapping, element,
+                              offset, parent.dtype)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, logical_terms, pairs
+from tcpdsl.algebra import Digit, Mapping, logical_terms, pairs
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.fold_plan import accumulator_dtype
 from tcpdsl.evaluate.hardware import (
@@ -48,6 +48,7 @@ from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Buffer, Flow
 from tcpdsl.numerics.vector_chain import VectorChain
+from tcpdsl.numerics.moves import write_window
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -256,6 +257,16 @@ class SimulateEvaluator:
     def flow_buffer(self, flow: Flow) -> Buffer:
         """A stream's physical buffer and poison mask, moved through every step."""
         return simulated(flow, self.name)
+
+    def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
+        """A stream's simulated buffer read through ``mapping`` over ``terms`` (``reshape``)."""
+        return to_terms(simulated(flow, self.name)[0], mapping, terms)
+
+    def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
+        """``parent``'s simulated buffer after ``written``'s is written into its window, read back."""
+        after = write_window(simulated(parent, self.name), simulated(written, self.name), element, offset,
+                             written.mapping)
+        return to_terms(after[0], parent.mapping, parent.root.terms)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

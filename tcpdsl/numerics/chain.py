@@ -8,14 +8,17 @@ of the last stage present.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, pairs
+from tcpdsl.numerics.kept import derived
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import widen
+from tcpdsl.numerics.term_arrays import coordinate_array, coordinate_extents
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
@@ -34,9 +37,12 @@ class Operand:
     logical tensor as the user gave it: its terms (one per dimension) and the digits it fixes.
     ``canonical`` says ``values`` came out of :func:`~tcpdsl.numerics.scalars.cast` (as a source
     tensor's do), so widening them has nothing to fix up.
+
+    Built from a tensor alone (``given`` None), ``values`` is derived from it when first read: an
+    evaluator that reads the tensor's own array never builds it.
     """
 
-    values: npt.NDArray[Any]
+    given: npt.NDArray[Any] | None
     axes: tuple[str, ...]
     dtype: str
     mapping: Mapping
@@ -46,12 +52,31 @@ class Operand:
     # given as the operand itself.
     origin: object = field(default=None, repr=False)
 
+    @cached_property
+    def values(self) -> npt.NDArray[Any]:
+        if self.given is not None:
+            return self.given
+        assert self.tensor is not None
+        return coordinate_array(self.tensor.values, self.tensor.terms)[0]
+
     def widened(self) -> npt.NDArray[Any]:
-        """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`)."""
-        return widen(self.values, self.dtype, canonical=self.canonical)
+        """``values`` widened to the accumulator (:func:`~tcpdsl.numerics.scalars.widen`); read-only.
+
+        Frozen values (a typed tensor's own data, such as weights) are widened once and the result
+        is kept (:mod:`tcpdsl.numerics.kept`).
+        """
+        return derived(self.values, ("widen", self.dtype, self.canonical), widen, self.dtype, canonical=self.canonical)
+
+    def widened_held(self) -> npt.NDArray[Any]:
+        """The tensor's own array (one dimension per term) widened like :meth:`widened`."""
+        assert self.tensor is not None
+        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), widen, self.dtype,
+                       canonical=self.canonical)
 
     @property
     def shape(self) -> tuple[int, ...]:
+        if self.given is None and self.tensor is not None:
+            return coordinate_extents(self.tensor.terms)
         return tuple(int(n) for n in np.shape(self.values))
 
 

@@ -120,13 +120,14 @@ def _whole_terms(
     if missing:
         known.update(caller_axis_sizes(missing))
     check_declared(names, known)
-    return tuple(_whole(n, int(known[n])) for n in names)
+    return _whole(tuple((n, int(known[n])) for n in names))
 
 
 @lru_cache(maxsize=1024)
-def _whole(name: str, size: int) -> Digit:
-    """The term of all of axis ``name``: terms are values, so one is shared by every tensor over it."""
-    return Digit(name, size, 1, size)
+def _whole(axes: tuple[tuple[str, int], ...]) -> tuple[Digit, ...]:
+    """The terms of all of each axis ``(name, size)``: terms are values, so one tuple is shared by every
+    tensor over the same axes (an evaluator finds its plans by the tuple's identity first)."""
+    return tuple(Digit(name, size, 1, size) for name, size in axes)
 
 
 class Tensor:

@@ -10,20 +10,23 @@ poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD cast
 
 from __future__ import annotations
 
+import math
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, PaddingKind, Digit
+from tcpdsl.algebra import Mapping, PaddingKind, Digit, StructKey
 from tcpdsl.numerics.flow import Buffer
-from tcpdsl.numerics.placement import plan
+from tcpdsl.numerics.placement import frozen, plan
 from tcpdsl.numerics.scalars import cast, poison, widen
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
 Array = npt.NDArray[Any]
 Mask = npt.NDArray[np.uint8]
+IntArray = npt.NDArray[np.int64]
 
 
 def convert(values: Array, frm: str, to: str) -> Array:
@@ -39,6 +42,39 @@ def lay_out(values: Array, terms: tuple[Digit, ...], mapping: Mapping, dtype: st
     buffer = to_physical(held, axes, mapping, fill=poison(dtype), zero_fill=0)
     defined = to_physical(np.ones(held.shape, dtype=np.uint8), axes, mapping, fill=0, zero_fill=1)
     return buffer, (defined == 0).astype(np.uint8)
+
+
+def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping, dst_terms: tuple[Digit, ...],
+            dtype: str) -> Array:
+    """``values`` over ``terms`` laid out on ``src`` (:func:`lay_out`) and read back through ``dst`` over
+    ``dst_terms`` (:func:`to_terms`): the same bytes under other layouts, as ``reshape`` reads them.
+
+    The cells move the same way for every call of a kernel, so the move is planned once as a gather
+    over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
+    there, poison or 0.
+    """
+    index = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
+    if index is None:  # every element stays where it is: the values themselves, read-only
+        return frozen(values.view())
+    ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
+    return np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+
+
+@lru_cache(maxsize=256)
+def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
+                 shape: tuple[int, ...]) -> IntArray | None:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison;
+    None when every element reads its own value (a stream read back through its own layout).
+
+    Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
+    here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
+    live cell holds an element.
+    """
+    positions = np.arange(1, math.prod(shape) + 1, dtype=np.int64).reshape(shape)
+    held, axes = coordinate_array(positions, terms)
+    buffer = to_physical(held, axes, src.node, fill=-1, zero_fill=0)
+    index = to_terms(buffer, dst.node, dst_terms)
+    return None if index.shape == positions.shape and np.array_equal(index, positions) else frozen(index)
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:
@@ -101,3 +137,45 @@ def write_window(parent: Buffer, written: Buffer, element: int, offset: int, map
     values[rows, cols + offset] = new[rows, cols]
     mask[rows, cols + offset] = new_mask[rows, cols]
     return values.reshape(-1), mask.reshape(-1)
+
+
+def written(parent: Array, parent_terms: tuple[Digit, ...], parent_mapping: Mapping, new: Array,
+            new_terms: tuple[Digit, ...], new_mapping: Mapping, element: int, offset: int, dtype: str) -> Array:
+    """The values over ``parent_terms`` of ``parent`` (laid out on ``parent_mapping``) after ``new`` (laid
+    out on ``new_mapping``) is written into its window ``offset`` cells in (:func:`write_window`), read back
+    through ``parent_mapping``: a copy of ``parent`` with the cells the write changes set, as planned once
+    by :func:`_writing`."""
+    cells, codes, kept, moved = _writing(StructKey(parent_mapping), parent_terms, tuple(parent.shape),
+                                         StructKey(new_mapping), new_terms, tuple(new.shape), element, offset)
+    ends = np.array([0, poison(dtype)], dtype=parent.dtype)  # code 0 reads 0, code -1 reads poison
+    values = np.concatenate([ends[:1], new.reshape(-1).astype(parent.dtype), ends[1:]])[codes]
+    values[kept] = parent.reshape(-1)[moved]
+    out = np.array(parent, copy=True)
+    out.reshape(-1)[cells] = values
+    return out
+
+
+@lru_cache(maxsize=256)
+def _writing(parent_mapping: StructKey, parent_terms: tuple[Digit, ...], parent_shape: tuple[int, ...],
+             new_mapping: StructKey, new_terms: tuple[Digit, ...], new_shape: tuple[int, ...], element: int,
+             offset: int) -> tuple[IntArray, IntArray, IntArray, IntArray]:
+    """The elements :func:`written` changes (flat indices) and where each reads: ``codes`` is 1 + a flat
+    index into the new values, 0 for a 0, -1 for poison; the changed elements at ``kept`` read the
+    parent's values at ``moved`` instead. Found by writing the flat indices themselves (the parent's
+    first, then the new values')."""
+    size = math.prod(parent_shape)
+    ours = np.arange(1, size + 1, dtype=np.int64).reshape(parent_shape)
+    theirs = np.arange(size + 1, size + 1 + math.prod(new_shape), dtype=np.int64).reshape(new_shape)
+    buffers = []
+    for values, terms, mapping in ((ours, parent_terms, parent_mapping), (theirs, new_terms, new_mapping)):
+        held, axes = coordinate_array(values, terms)
+        laid = to_physical(held, axes, mapping.node, fill=-1, zero_fill=0)
+        buffers.append((laid, np.zeros(laid.shape, dtype=np.uint8)))
+    after = write_window(buffers[0], buffers[1], element, offset, new_mapping.node)[0]
+    index = to_terms(after, parent_mapping.node, parent_terms).reshape(-1)
+    cells = np.flatnonzero(index != ours.reshape(-1))
+    codes = index[cells]
+    kept = np.flatnonzero((codes >= 1) & (codes <= size))
+    moved = codes[kept] - 1
+    codes = np.where(codes > size, codes - size, np.where(codes < 1, codes, 0))
+    return frozen(cells), frozen(codes), frozen(kept), frozen(moved)

@@ -170,7 +170,7 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     return np.flatnonzero((shifted >= threshold) & (shifted != word((1 << top) - low)))
 
 
-def _flush_f32(x: Array) -> Array:
+def flush_f32(x: Array) -> Array:
     """RNGD f32 hygiene: subnormals become zeros of their own sign and NaN becomes 0x7fc00000.
 
     Works on the bit pattern and only rewrites the nonzero cells whose exponent field is all zeros
@@ -221,12 +221,12 @@ def _narrow_bf16(wide: Array) -> Array:
     first), or to an infinity or NaN can differ; those few are redone with the f32 input flushed,
     after which a subnormal result is impossible and NaN narrows to the canonical 0x7fc0.
     """
-    return _bf16_blocks(wide, bf16.numpy, 0x0100, lambda cells: _flush_f32(cells).astype(bf16.numpy))
+    return _bf16_blocks(wide, bf16.numpy, 0x0100, lambda cells: flush_f32(cells).astype(bf16.numpy))
 
 
 def _widen_bf16(stored: Array) -> Array:
     """bf16 to f32 with the RNGD fixes, found on the 16-bit patterns (half the bytes of f32)."""
-    return _bf16_blocks(stored, np.dtype(np.float32), 0x0080, _flush_f32)
+    return _bf16_blocks(stored, np.dtype(np.float32), 0x0080, flush_f32)
 
 
 def _canonical_bf16(stored: Array) -> Array:
@@ -300,7 +300,7 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
                 return _canonical_bf16(src)
             # Narrowing only reads its input, so an f32 array needs no copy.
             return _narrow_bf16(np.asarray(src, dtype=np.float32))
-        x = _flush_f32(src.astype(np.float32))
+        x = flush_f32(src.astype(np.float32))
     if target is f32:
         return x
     if target is f8e4m3:
@@ -329,7 +329,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
         # ascontiguousarray makes a 0-d array 1-d; a scalar operand (no axes) must stay 0-d.
         return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape))
     if source is f32:
-        return _flush_f32(src.astype(np.float32))
+        return flush_f32(src.astype(np.float32))
     if src.dtype == source.numpy:
         return np.asarray(_F8_TABLES[source.name].take(src.view(np.uint8)))  # take makes a 0-d index a scalar
     return src.astype(source.numpy).astype(np.float32)

@@ -107,11 +107,15 @@ def coordinate_array(values: Array, terms: Sequence[Digit]) -> tuple[Array, tupl
     axes = axes_of(terms)
     if len(axes) == len(terms) and all(t.stride == 1 for t in terms):
         return values, axes
-    extent = {a: min(max(t.top for t in terms if t.axis == a), terms_n(terms, a)) for a in axes}
     coords = term_coordinates(terms)
-    out = np.zeros(tuple(extent[a] for a in axes), dtype=values.dtype)
+    out = np.zeros(coordinate_extents(terms), dtype=values.dtype)
     out[tuple(coords[a] for a in axes)] = values
     return out, axes
+
+
+def coordinate_extents(terms: Sequence[Digit]) -> tuple[int, ...]:
+    """The shape of :func:`coordinate_array`'s array over ``terms``, without building it."""
+    return tuple(min(max(t.top for t in terms if t.axis == a), terms_n(terms, a)) for a in axes_of(terms))
 
 
 def terms_n(terms: Sequence[Digit], axis: str) -> int:

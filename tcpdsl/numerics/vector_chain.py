@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy.typing as npt
 
-from tcpdsl.algebra import Mapping, Digit, logical_terms, pairs
+from tcpdsl.algebra import Mapping, Digit, StructKey, logical_terms, pairs
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_compose import VectorStep
 from tcpdsl.verify.vector_ops import BinaryArgMode, TernaryArgMode
@@ -43,6 +44,13 @@ class VrfValues:
 OperandValue = Constant | VrfValues | StashRead
 
 
+@lru_cache(maxsize=1024)
+def _paired(layouts: tuple[StructKey, ...]) -> tuple[Mapping, tuple[Digit, ...]]:
+    """The layouts paired into one mapping, and its logical terms: the same for every call of a kernel."""
+    mapping = pairs([key.node for key in layouts])
+    return mapping, logical_terms(mapping)
+
+
 @dataclass(frozen=True, eq=False)
 class PassSource:
     """The stream a pass starts from: its layouts ``[Chip, Cluster, Slice, Time, Packet]``, and its
@@ -61,11 +69,11 @@ class PassSource:
 
     @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return _paired(tuple(map(StructKey, self.layouts)))[0]
 
     @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,11 +93,11 @@ class PassStep:
 
     @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return _paired(tuple(map(StructKey, self.layouts)))[0]
 
     @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,9 +118,9 @@ class VectorChain:
 
     @property
     def mapping(self) -> Mapping:
-        return pairs(list(self.layouts))
+        return self.steps[-1].mapping if self.steps else self.source.mapping
 
     @property
     def terms(self) -> tuple[Digit, ...]:
-        return logical_terms(self.mapping)
+        return self.steps[-1].terms if self.steps else self.source.terms
 

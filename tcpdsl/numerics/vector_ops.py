@@ -15,6 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from tcpdsl.numerics.scalars import flush_f32
 from tcpdsl.verify.vector_ops import (
     I32,
     I32_MAX,
@@ -39,21 +40,14 @@ from tcpdsl.verify.vector_ops import (
 
 Array = npt.NDArray[Any]
 
-CANONICAL_NAN: Final = np.uint32(0x7FC00000)
 _EXPONENT: Final = np.uint32(0x7F800000)
-_MANTISSA: Final = np.uint32(0x007FFFFF)
 _SIGN: Final = np.uint32(0x80000000)
 _WORD: Final = 32
 
 
 def f32(x: object) -> Array:
     """``x`` as an f32 array with the RNGD rules applied (a fresh array)."""
-    out = np.array(x, dtype=np.float32)
-    bits = out.view(np.uint32)
-    exponent = bits & _EXPONENT
-    nan = (exponent == _EXPONENT) & ((bits & _MANTISSA) != 0)
-    bits[...] = np.where(nan, CANONICAL_NAN, np.where(exponent == 0, bits & _SIGN, bits))
-    return out
+    return flush_f32(np.array(x, dtype=np.float32))  # flushes the copy in place, touching only special cells
 
 
 def i32(x: object) -> Array:
@@ -267,10 +261,45 @@ def _converted(op: ReduceOp, x: object) -> Array:
     return i32(x) if op_dtype(op) == I32 else f32(x)
 
 
+# f32 folds whose every step rounds once: with no subnormal partial result, the per-step flush
+# changes nothing but NaN payloads (a NaN stays NaN), so the whole fold is one accumulate.
+_ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
+# f32 folds whose every step returns one of its (already flushed) operands: the flush is a no-op.
+# fmax and fmin skip NaN, so the fold's value is the largest (smallest) number, if any.
+_PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
+
+
+def _subnormal(x: Array) -> bool:
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field."""
+    bits = x.view(np.uint32)
+    return bool(np.any(((bits & _EXPONENT) == 0) & ((bits & ~_SIGN) != 0)))
+
+
 def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
-    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation)."""
+    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation).
+
+    Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
+    (every f32 operation here is correctly rounded, so only the order of the steps matters).
+    """
     values = np.moveaxis(_converted(op, x), axis, 0)
     acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
+    if values.shape[0] and op_dtype(op) != I32:
+        name = op.reference
+        with np.errstate(all="ignore"):
+            if name in _PICKS:
+                pick = _PICKS[name]
+                # Any order finds the same largest (smallest) value, and a nonzero value has one bit
+                # pattern; only a zero result's sign depends on the order, so then fold in order.
+                picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
+                if not np.any(picked == 0):
+                    return f32(picked)
+                for step in values:
+                    acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
+                return f32(acc)
+            if name in _ACCUMULATES:
+                partial = _ACCUMULATES[name].accumulate(np.concatenate([acc[None], values]), axis=0)
+                if not _subnormal(partial):
+                    return f32(partial[-1])
     for step in values:
         acc = _combine(op, acc, step)
     return acc

@@ -27,6 +27,7 @@ from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics.fit import check_fit
+from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
@@ -63,7 +64,8 @@ def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
             hint="wrap the array: tcp.Tensor(array, \"A B\")",
         )
     check_fit(tensor, spec.mapping, stage)
-    return tensor.with_values(cast(tensor.values, spec.dtypes[0]))
+    # The cast is the typed tensor's own copy; frozen, so what is derived from it can be kept.
+    return tensor.with_values(freeze(cast(tensor.values, spec.dtypes[0])))
 
 
 class TensorBase(Subscriptable):

@@ -13,20 +13,22 @@ from typing import Any, Generic
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.numerics.flow import Buffer, Flow, Root, Window
-from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
 from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
-from tcpdsl.tensors.subscription import Spec, spec_for, spec_of
+from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
 from tcpdsl.verify.stage import Stage
 
 
 def _as(tensor: FlowTensor, family: Family) -> Spec:
-    """The tensor's type as one of its views' families (the same layouts)."""
+    """The tensor's type as one of its views' families (the same layouts), remembered per type like a
+    stage call, so that the stages called on the view find their own remembered answers."""
     tt = tensor._spec.tensor_type
-    return spec_for(check_type(family, tt.dtypes, tt.layouts))
+    spec, _ = tensor._spec.step(("view as", family.name), lambda: (check_type(family, tt.dtypes, tt.layouts), None))
+    return spec
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
@@ -67,7 +69,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         # To an independent check the reshape is a window of the whole tensor, read under the new layouts.
         whole = Window(parent, self._spec.layout("Element").size, 0)
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
-                         lambda name: to_terms(physical(name)[0], mapping, terms), physical, source=whole))
+                         lambda name: get_evaluator(name).flow_read(parent, mapping, terms), physical, source=whole))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
 
     def view(self) -> DmView[D, ChipT, ClusterT, SliceT, ElementT]:

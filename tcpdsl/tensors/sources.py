@@ -22,8 +22,8 @@ from tcpdsl.tensors.stream import root_of, step_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.transfer import to_physical, to_terms
-from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.transfer import to_physical
+from tcpdsl.numerics.term_arrays import axes_of, coordinate_array
 from tcpdsl.tensors.results import ContractOuterTensor
 from tcpdsl.numerics.scalars import Scalar, bf16, f8e4m3, f8e5m2, f32, i4, i5, i8, i9, i32
 from tcpdsl.tensors.subscription import Spec, spec_of
@@ -92,8 +92,8 @@ class SourceTensor(TensorBase):
         return to_physical(values, axes, self.mapping, 0).reshape(self._dims())
 
     def _operand(self) -> Operand:
-        values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
-        return Operand(values, axes, self._spec.tensor_type.dtype, self.mapping, self._tensor, canonical=True,
+        tensor = self._tensor
+        return Operand(None, axes_of(tensor.terms), self._spec.tensor_type.dtype, self.mapping, tensor, canonical=True,
                        origin=self._flow)
 
     def _describe(self) -> str:
@@ -166,7 +166,11 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         def physical(name: str) -> Array:
             return get_evaluator(name).flow_physical(flow)
 
-        source = pass_source(self._spec, lambda name: to_terms(physical(name), mapping, terms), physical,
+        def logical(name: str) -> Array:
+            # The stream's own buffer read back through its own mapping: the evaluator plans it (flow_read).
+            return get_evaluator(name).flow_read(flow, mapping, terms)
+
+        source = pass_source(self._spec, logical, physical,
                              tuple(t.axis for t in flow.root.terms), flow)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]
 

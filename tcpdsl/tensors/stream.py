@@ -29,10 +29,8 @@ def step_of(
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
     with ``source``, the receiver's type, the layouts before and after it too."""
     tt = spec.tensor_type
-    packets = tt.layout("Time").size if "Time" in tt.family.layouts else 1
-    layout = " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
     before = source.layouts if source is not None else ()
-    return Step(stage, spec.mapping, tt.dtype, params, unit, packets, layout, relu, before, spec.layouts)
+    return Step(stage, spec.mapping, tt.dtype, params, unit, spec.packets, spec.layout_text, relu, before, spec.layouts)
 
 
 def flow_cost(flow: Flow) -> KernelCost:
@@ -86,7 +84,7 @@ def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow
         return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
 
     return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
-                     lambda name: to_terms(physical(name)[0], mapping, root.terms), physical,
+                     lambda name: get_evaluator(name).flow_written(parent, written, element, offset), physical,
                      source=Written(parent, written, element, offset)))
 
 

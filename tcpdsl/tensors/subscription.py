@@ -72,6 +72,18 @@ class Spec:
         return pairs(list(self.layouts))
 
     @cached_property
+    def packets(self) -> int:
+        """How many packets a stream position of this type passes: its Time size (1 without a Time)."""
+        tt = self.tensor_type
+        return tt.layout("Time").size if "Time" in tt.family.layouts else 1
+
+    @cached_property
+    def layout_text(self) -> str:
+        """The layouts past the grid as reports show them, ``"Time ... | Packet ..."``."""
+        tt = self.tensor_type
+        return " | ".join(f"{name} {m}" for name, m in zip(tt.family.layouts[3:], tt.layouts[3:]))
+
+    @cached_property
     def terms(self) -> tuple[Digit, ...]:
         """The dimensions of the logical view of data of this type (:func:`logical_terms`)."""
         return logical_terms(self.mapping)

@@ -1,0 +1,248 @@
+"""The runtime's shortcuts give the same bits as the step-by-step definitions they replace."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import typing
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import tcpdsl as tcp
+from tcpdsl import m
+from tcpdsl.errors import LayoutError
+from tcpdsl.algebra import logical_terms
+from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
+from tcpdsl.numerics import kept
+from tcpdsl.numerics.kept import derived, freeze
+from tcpdsl.numerics.logical import terms_of_mapping
+from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
+from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
+from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
+
+F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
+# Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
+# NaNs with other payloads, and values whose sums or products leave the normal range.
+SPECIAL_BITS = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F800000, 0xFF800000,
+                0x7FC00001, 0xFFFFFFFF, 0x3F800000, 0xBF800000, 0x7F7FFFFF, 0x1F800000, 0x20000000, 0x00FFFFFF]
+CELLS = st.one_of(st.sampled_from(SPECIAL_BITS), st.integers(0, 2**32 - 1))
+
+
+def _step_by_step(op: ReduceOp, x: np.ndarray, axis: int) -> np.ndarray:
+    """The fold as the accumulator runs it: one rounded, flushed step per index."""
+    values = np.moveaxis(_converted(op, x), axis, 0)
+    acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
+    for step in values:
+        acc = _combine(op, acc, step)
+    return acc
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(F32_REDUCES), st.integers(0, 7), st.integers(1, 3), st.lists(CELLS, min_size=24, max_size=24),
+       st.integers(0, 1))
+def test_an_f32_fold_has_the_bits_of_the_step_by_step_fold(op: ReduceOp, steps: int, width: int, cells: list[int],
+                                                           axis: int) -> None:
+    data = np.array(cells[: steps * width], dtype=np.uint32).view(np.float32).reshape(steps, width)
+    data = np.moveaxis(data, 0, axis)
+    got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+
+
+def test_a_sum_through_a_subnormal_partial_flushes_it_as_the_accumulator_does() -> None:
+    # 1.5 * 2**-126 - 2**-126 is the subnormal 2**-127, which the accumulator flushes to +0: adding
+    # 2**-126 then gives 2**-126, where an unflushed sum would give 1.5 * 2**-126.
+    tiny = 2.0**-126
+    data = np.array([1.5 * tiny, -tiny, tiny], dtype=np.float32)
+    assert reduce_fold(IntraSliceReduceOpF32.ADD, data, 0).tolist() == tiny
+    assert _step_by_step(IntraSliceReduceOpF32.ADD, data, 0).tolist() == tiny
+
+
+# -- data derived once from frozen arrays -----------------------------------------------------------
+
+A = tcp.axis("A", 32)
+B = tcp.axis("B", 32)
+C = tcp.axis("C", 8)
+Grid = (m["1"], m["1 # 2"], m["1 # 256"])
+Stream = tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], Grid[2], m["A, B / 16"], m["B % 16"]]
+Weights = tcp.HbmTensor[tcp.bf16, Grid[0], m["C, B"]]
+RNG = np.random.default_rng(11)
+
+
+def test_a_typed_tensor_freezes_its_own_copy_and_leaves_the_callers_array_alone() -> None:
+    data = RNG.standard_normal((8, 32)).astype(np.float32)
+    w = Weights(tcp.Tensor(data, "C B"))
+    assert data.flags.writeable
+    held = w.to_tensor()
+    assert not held.values.flags.writeable and not np.shares_memory(held.values, data)
+    with pytest.raises(LayoutError) as info:
+        held.assign(tcp.Tensor(np.zeros((8, 32), np.float32), "C B"))
+    assert info.value.rule == "ReadOnly"
+
+
+def _widen(values: np.ndarray) -> np.ndarray:
+    return tcp.bf16.widen(values)
+
+
+def test_frozen_values_are_widened_once_they_are_reused_and_writeable_ones_every_time() -> None:
+    frozen = freeze(tcp.bf16.cast(RNG.standard_normal((128, 256))))  # large enough to be worth keeping
+    first = derived(frozen, "widen", _widen)  # seen once: nothing kept (data built for one call)
+    second = derived(frozen, "widen", _widen)
+    assert second is not first and derived(frozen, "widen", _widen) is second
+    assert not second.flags.writeable and second.tolist() == first.tolist() == tcp.bf16.widen(frozen).tolist()
+    rows = derived(frozen[1:], "widen", _widen)  # another view of an array already reused: its own value, kept
+    assert rows.shape == (127, 256) and rows.tolist() == second[1:].tolist() and derived(frozen[1:], "widen", _widen) is rows
+    small = freeze(tcp.bf16.cast(RNG.standard_normal((8, 32))))
+    for _ in range(2):
+        derived(small, "widen", _widen)
+    assert derived(small, "widen", _widen) is not derived(small, "widen", _widen)  # cheaper to widen again
+    open_ = tcp.bf16.cast(RNG.standard_normal((128, 256)))
+    for _ in range(2):
+        derived(open_, "widen", _widen)
+    assert derived(open_, "widen", _widen) is not derived(open_, "widen", _widen)
+
+
+def test_what_is_kept_goes_with_its_array() -> None:
+    frozen = freeze(tcp.bf16.cast(RNG.standard_normal((128, 256))))
+    for _ in range(2):
+        derived(frozen, "widen", _widen)
+    owner = id(frozen.base if frozen.base is not None else frozen)
+    assert owner in kept._kept
+    del frozen
+    gc.collect()
+    assert owner not in kept._kept and owner not in kept._owners.values()
+
+
+def test_weights_reused_across_calls_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kept, "_WORTH_KEEPING", 0)  # keep even these small weights
+    dev = tcp.Device()
+    data = RNG.standard_normal((8, 32))
+
+    def call(w: typing.Any, x: np.ndarray) -> list[float]:
+        trf = (dev.sub.begin(w.to_dm(cluster=Grid[1], slice=Grid[2], element=m["C, B"]).view())
+               .fetch(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+               .collect(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+               .to_trf(lane=m["C"], element=m["B"]))
+        out = Stream(dev.main, tcp.Tensor(x, "A B")).contract_outer(trf, out_time=m["A, B / 32"], out_packet=m["B % 32"])
+        result: list[float] = out.contract_packet(out_packet=m["1"]).to_tensor().to_numpy("A C").tolist()
+        return result
+
+    kept_weights = Weights(tcp.Tensor(data, "C B"))
+    x, y = RNG.standard_normal((32, 32)), RNG.standard_normal((32, 32))
+    first_x, first_y = call(kept_weights, x), call(kept_weights, y)
+    held = kept_weights.to_tensor().values
+    assert id(held if held.base is None else held.base) in kept._kept  # the widened weights were kept
+    assert call(kept_weights, x) == first_x and call(kept_weights, y) == first_y
+    assert call(Weights(tcp.Tensor(data, "C B")), x) == first_x  # fresh weights, nothing kept yet
+
+
+# -- contractions read from the tensors' own arrays -------------------------------------------------
+
+Q = tcp.axis("Q", 64)
+K = tcp.axis("K", 32)
+Activation = tcp.DmTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K"]]
+QWeights = tcp.HbmTensor[tcp.bf16, Grid[0], m["Q, K"]]
+
+
+def _replicated_product() -> typing.Any:
+    """A vector times a matrix whose stream holds one strided term (``Q / 8``: the activation repeated on
+    every group of slices), as the decoder's projections have it."""
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    w = QWeights(tcp.Tensor(RNG.standard_normal((64, 32)), "Q K"))
+    rows = (dev.sub.begin(w.to_dm(cluster=Grid[1], slice=m["Q / 8, 1 # 32"], element=m["Q % 8, K"]).view())
+            .fetch(out_time=m["Q % 8, K / 16"], out_packet=m["K % 16"])
+            .collect(out_time=m["Q % 8, K / 16"], out_packet=m["K % 16"])
+            .to_trf(lane=m["Q % 8"], element=m["K"]))
+    return (dev.main.begin(x.view())
+            .fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+            .collect(out_time=m["K / 16"], out_packet=m["K % 16"])
+            .contract_outer(rows, out_time=m["K / 32"], out_packet=m["K % 32"])
+            .contract_packet(out_packet=m["1"]))
+
+
+def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coordinate_arrays() -> None:
+    result = _replicated_product()
+    chain = result.chain
+    assert chain.stream.tensor.terms[0].stride == 8  # the stream holds Q / 8 only
+    found = _chain_plan(chain, logical=False)
+    assert found.held is not None  # the fold reads both tensors' own arrays
+    coordinates = dataclasses.replace(
+        chain, stream=dataclasses.replace(chain.stream, given=chain.stream.values),
+        weight=dataclasses.replace(chain.weight, given=chain.weight.values))
+    assert _chain_plan(coordinates, logical=False).held is None
+    evaluator = FusedEvaluator()
+    assert evaluator.run(chain).tobytes() == evaluator.run(coordinates).tobytes()
+    assert evaluator.logical(chain).tobytes() == evaluator.logical(coordinates).tobytes()
+
+
+# -- reshape as a planned gather ----------------------------------------------------------------
+
+E = tcp.axis("E", 12)
+F = tcp.axis("F", 8)
+RELABELS = [
+    # (source mapping, terms held, target mapping): padding of every kind, replication, unheld digits
+    (m["E # 16, F"], m["E, F"], m["F, E # 16"]),
+    (m["E #{0} 16, F"], m["E, F"], m["E / 4 #{0} 4, F, E % 4"]),
+    (m["F / 2, E, F % 2 # 4"], m["F, E"], m["E, F # 16"]),
+    (m["2, E, F"], m["E, F"], m["E, F, 2"]),
+    (m["F, E / 2"], m["F, E / 2"], m["F / 2, E / 2, F % 2"]),
+    (m["E # 16, F"], m["E, F"], m["E # 16, F"]),  # read back through its own layout: nothing moves
+]
+
+
+@pytest.mark.parametrize(("src", "held", "dst"), RELABELS)
+@pytest.mark.parametrize("dtype", ["bf16", "i8"])
+def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: typing.Any, dst: typing.Any,
+                                                     dtype: str) -> None:
+    terms = terms_of_mapping(held)
+    dst_terms = logical_terms(dst)
+    values = cast(RNG.integers(-100, 100, tuple(t.count for t in terms)), dtype)
+    expected = to_terms(lay_out(values, terms, src, dtype)[0], dst, dst_terms)
+    got = relabel(values, terms, src, dst, dst_terms, dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
+WRITES = [
+    # (parent mapping, new mapping, new terms, offset, whether an element changes): a row of a table, a
+    # padded row, a row into the parent's padding (no element changes), a window across rows
+    (m["E, F"], m["F"], m["F"], 16, True),
+    (m["E, F # 16"], m["F # 16"], m["F"], 32, True),
+    (m["E # 16, F"], m["F / 2, F % 2"], m["F"], 8 * 13, False),
+    (m["E, F"], m["E % 4 # 8"], m["E % 4"], 3, True),
+]
+
+
+@pytest.mark.parametrize(("parent_map", "new_map", "new_held", "offset", "changes"), WRITES)
+def test_a_planned_write_has_the_bits_of_the_buffer_written_and_read_back(parent_map: typing.Any, new_map: typing.Any,
+                                                                        new_held: typing.Any, offset: int,
+                                                                        changes: bool) -> None:
+    parent_terms, new_terms = logical_terms(parent_map), terms_of_mapping(new_held)
+    parent = cast(RNG.integers(-100, 100, tuple(t.count for t in parent_terms)), "bf16")
+    new = cast(RNG.integers(-100, 100, tuple(t.count for t in new_terms)), "bf16")
+    element = parent_map.size
+    buffer = write_window(lay_out(parent, parent_terms, parent_map, "bf16"), lay_out(new, new_terms, new_map, "bf16"),
+                          element, offset, new_map)
+    expected = to_terms(buffer[0], parent_map, parent_terms)
+    got = written(parent, parent_terms, parent_map, new, new_terms, new_map, element, offset, "bf16")
+    assert got.tobytes() == expected.tobytes() and got.shape == expected.shape
+    assert (got.tobytes() != parent.tobytes()) == changes
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=40))
+def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
+    bits = np.array(cells, dtype=np.uint32)
+    exponent = bits & np.uint32(0x7F800000)
+    nan = (exponent == np.uint32(0x7F800000)) & ((bits & np.uint32(0x007FFFFF)) != 0)
+    expected = np.where(nan, np.uint32(0x7FC00000), np.where(exponent == 0, bits & np.uint32(0x80000000), bits))
+    source = bits.view(np.float32)
+    got = f32(source)
+    assert got.view(np.uint32).tolist() == expected.tolist()
+    assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
