@@ -18,6 +18,8 @@ f32; integers accumulate exactly and wrap to i32 once, which equals i32 wrap-aro
 
 from __future__ import annotations
 
+import math
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -27,6 +29,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, accumulator_dtype, plan_fold
+from tcpdsl.evaluate.memory import refusing
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
@@ -187,6 +190,11 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     return found
 
 
+def _result_fits(chain: Chain, cells: int, where: str) -> AbstractContextManager[None]:
+    """The result is the largest array the fold builds: refuse it when it cannot fit (docs/runtime.md §3.11)."""
+    return refusing(chain.stage, f"a result of {cells} cells {where} in {chain.acc}", cells * 4, "fused")
+
+
 class FusedEvaluator:
     """The default evaluator: one fused contraction, then the lane relayout."""
 
@@ -194,6 +202,10 @@ class FusedEvaluator:
 
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
+        with _result_fits(chain, found.target.size, f"over {found.target}"):
+            return self._run(chain, found)
+
+    def _run(self, chain: Chain, found: _ChainPlan) -> Array:
         stream, weight = chain.stream, chain.weight
         lhs, rhs = stream.widened(), weight.widened()
         if found.fold is not None:
@@ -211,7 +223,9 @@ class FusedEvaluator:
         if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
         stream, weight = chain.stream, chain.weight
-        return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)
+        cells = math.prod(t.count for t in found.terms)
+        with _result_fits(chain, cells, "over its logical terms"):
+            return found.read.apply(found.fold.run(stream.widened(), weight.widened()).values)
 
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms (docs/runtime.md §4)."""
