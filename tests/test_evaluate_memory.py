@@ -25,7 +25,18 @@ def _chain() -> Chain:
 
 
 def _free(monkeypatch: pytest.MonkeyPatch, size: int | None) -> None:
+    """The machine has ``size`` bytes free, and every estimate is checked, however small."""
     monkeypatch.setattr(memory, "available_bytes", lambda: size)
+    monkeypatch.setattr(memory, "CHECKED_FROM", 0)
+
+
+def test_small_work_does_not_read_the_free_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    def unread() -> int:
+        raise AssertionError("the free memory was read")
+
+    monkeypatch.setattr(memory, "available_bytes", unread)
+    chain = _chain()
+    np.testing.assert_allclose(SimulateEvaluator().logical(chain), FusedEvaluator().logical(chain), rtol=1e-5, atol=1e-5)
 
 
 def _never_built(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,9 @@ from contextlib import contextmanager
 from tcpdsl.errors import LayoutError
 
 TOO_LARGE = "TooLargeToEvaluate"
+# Below this the free memory is not read (it costs a system call per evaluation); a MemoryError
+# there is still the refusal.
+CHECKED_FROM = 64 * 2**20
 
 
 def available_bytes() -> int | None:
@@ -52,6 +55,8 @@ def too_large(stage: str, what: str, needed: int, evaluator: str, free: int | No
 
 def check_fits(stage: str, what: str, needed: int, evaluator: str) -> None:
     """Refuse ``needed`` bytes when the machine does not have them free."""
+    if needed < CHECKED_FROM:
+        return
     free = available_bytes()
     if free is not None and needed > free:
         raise too_large(stage, what, needed, evaluator, free)
