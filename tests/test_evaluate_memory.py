@@ -129,3 +129,21 @@ def test_a_stream_moved_through_memory_is_refused_at_its_largest_step(monkeypatc
         "the simulate evaluator would build buffers of 16384 cells over C # 128, A, B with their poison masks: "
         "288.0 KiB, more than the 1.0 KiB free"
     )
+
+
+def test_a_vector_pass_is_refused_at_its_largest_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    P = tcp.axis("P", 512)
+    Stream = tcp.CollectTensor[tcp.f32, m["1"], m["1"], m["P / 2"], m["1"], m["P % 2 # 8"]]
+    x = np.arange(512, dtype=np.float32) - 256
+    stream = Stream(tcp.Device().main, tcp.Tensor(x, [P]))
+    relu = stream.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO).vector_clip(
+        tcp.ClipBinaryOpF32.MAX, 0.0).vector_final()
+    _free(monkeypatch, 2**10)
+    with tcp.evaluator("fused"):
+        assert np.array_equal(relu.to_tensor().to_numpy("P"), np.maximum(x, 0))
+    with tcp.evaluator("simulate"), pytest.raises(LayoutError) as info:
+        relu.physical()
+    # Every step keeps the layout: the first of them is named.
+    assert (info.value.stage, info.value.rule) == ("vector_init", "TooLargeToEvaluate")
+    assert info.value.detail.startswith("the simulate evaluator would build buffers of 2048 cells over ")
+    assert info.value.detail.endswith(", four at a time: 64.0 KiB, more than the 1.0 KiB free")
