@@ -43,3 +43,14 @@ def test_each_segment_adds_the_vrf_row(evaluator: str) -> None:
     expected = ((lhs.astype(np.int64) + rhs + 2**31) % 2**32 - 2**31).astype(np.int32)
     assert np.array_equal(got, expected)
     assert np.array_equal(physical[0, 0, 5, 512:], expected[11])  # slice 5, segment A % 2 = 1
+
+
+def test_the_run_report_lists_one_pass_per_segment() -> None:
+    # The result is the DMA copy both segments wrote into: no stage table, so each pass has its line.
+    result = tcp.try_kernel(_load().vrf_add_segmented)
+    assert result.status == "PASS" and result.stages == ()
+    assert [(p.steps, p.cycles, p.latency, p.in_table) for p in result.passes] == [(4, 64, 1, False)] * 2
+    assert [line for line in str(result).splitlines() if line.startswith("  vector pass")] == [
+        "  vector pass 1: 4 steps, 64 cycles streaming, 1 cycles latency",
+        "  vector pass 2: 4 steps, 64 cycles streaming, 1 cycles latency",
+    ]

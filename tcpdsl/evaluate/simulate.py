@@ -44,6 +44,7 @@ from tcpdsl.evaluate.hardware import (
     trf_sequencer,
 )
 from tcpdsl.evaluate import vector_simulate
+from tcpdsl.evaluate.memory import refusing
 from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Buffer, Flow
@@ -175,6 +176,22 @@ def _multiply(run: _Run, stream: Array, stream_mask: MaskArray, trf: Array, trf_
 
 
 def _simulate(chain: Chain, checking: bool = True, keep: bool = True) -> tuple[list[StageBuffer], Array]:
+    """Every stage, once the arrays they build are known to fit (docs/runtime.md §3.11)."""
+    work_bytes = 4 if chain.acc == "f32" else 8
+    cells = macs(chain)
+    what = (f"the Multiplier's {cells} cells ({_positions(chain)} live [Chip, Cluster, Slice] positions x Lane "
+            f"{chain.lane.size} x OutTime {chain.outer_time.size} x OutPacket {chain.outer_packet.size}) "
+            f"in {'float32' if chain.acc == 'f32' else 'int64'}, {_COPIES[keep]} times over")
+    with refusing(Stage.CONTRACT_OUTER, what, _COPIES[keep] * cells * work_bytes, "simulate"):
+        return _stages(chain, checking, keep)
+
+
+# The product and one reduced or reordered copy of it; a trace also keeps the adapter's and the
+# sequencer's output over the same cells.
+_COPIES: Final = {False: 2, True: 4}
+
+
+def _stages(chain: Chain, checking: bool, keep: bool) -> tuple[list[StageBuffer], Array]:
     run = _Run(chain, checking, keep)
     acc_dtype = accumulator_dtype(chain.acc)
     work: type[np.generic] = np.float32 if chain.acc == "f32" else np.int64
@@ -234,8 +251,11 @@ def trace(chain: Chain, check: bool = True) -> list[StageBuffer]:
 
 def macs(chain: Chain) -> int:
     """Multiplications the simulator performs: live spatial positions x Lane x OutTime x OutPacket."""
-    spatial = int(np.count_nonzero(plan(chain.prefix).live))
-    return spatial * chain.lane.size * chain.outer_time.size * chain.outer_packet.size
+    return _positions(chain) * chain.lane.size * chain.outer_time.size * chain.outer_packet.size
+
+
+def _positions(chain: Chain) -> int:
+    return int(np.count_nonzero(plan(chain.prefix).live))
 
 
 class SimulateEvaluator:

@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
+from tcpdsl.evaluate.memory import refusing
 from tcpdsl.numerics.flow import Buffer, Flow, Step
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
@@ -45,6 +46,22 @@ def simulated(flow: Flow, name: str) -> Buffer:
     found = flow.cache.get(key)
     if found is not None:
         return found  # type: ignore[no-any-return]
+    if not flow.steps:
+        found = flow.cache[key] = _moved(flow, name)
+        return found
+    step = max(flow.steps, key=lambda s: s.mapping.size)
+    largest = step.mapping if step.mapping.size >= flow.root.mapping.size else flow.root.mapping
+    what = f"buffers of {largest.size} cells over {largest} with their poison masks"
+    with refusing(step.stage, what, _MOVE_BYTES * largest.size, name):
+        found = flow.cache[key] = _moved(flow, name)
+    return found
+
+
+# A move holds its source and its destination: values of up to 8 bytes and a 1-byte poison mask each.
+_MOVE_BYTES: Final = 2 * (8 + 1)
+
+
+def _moved(flow: Flow, name: str) -> Buffer:
     root = flow.root
     buffer = root.physical(name) if root.physical is not None else lay_out(
         root.logical(name), root.terms, root.mapping, root.dtype)
@@ -66,7 +83,6 @@ def simulated(flow: Flow, name: str) -> Buffer:
                 f"source never held; the hardware moves whatever those cells hold",
                 hint="read only what the source holds: zero the padding (#{0}) or use a window that holds it",
             )
-    flow.cache[key] = buffer
     return buffer
 
 

@@ -207,6 +207,8 @@ def render_result(result: KernelResult) -> str:
         lines.append(f"  whole kernel: {whole.total_cycles} cycles per slice ({shares})")
         lines.append("  whole kernel " + bound_line(whole.bound_by, whole.total_cycles, len(whole.streams), "stream"))
     for number, done in enumerate(result.passes, 1):
+        if done.in_table and result.stages:
+            continue  # its vector_final row above says it
         lines.append(f"  vector pass {number}: {done.steps} steps, {done.cycles} cycles streaming, {done.latency} cycles latency")
     if len(result.outputs) > 1:
         for check in result.outputs:

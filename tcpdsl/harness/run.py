@@ -125,13 +125,15 @@ def run_kernel(spec: Any, file: Path, seed: int, evaluator: str) -> KernelResult
                 return result
         shown = _costliest(found)
         chain, flow = getattr(shown, "chain", None), getattr(shown, "flow", None)
+        in_table = None  # a vector pass the stage table shows as its vector_final row
         if chain is not None:
             result.describe_chain(chain, chain_stages(chain))
         elif isinstance(flow, Flow) and flow.steps:
             result.describe_flow(flow, flow_stages(flow))
+            in_table = flow.root.source
         elif isinstance(flow, Flow) and (reduced := reduced_contraction(flow)) is not None:
             result.describe_chain(reduced, chain_stages(reduced))
-        result.passes = vector_passes(*(part for _, part in found))
+        result.passes = vector_passes(*(part for _, part in found), shown=in_table)
         result.record(tuple(OutputCheck(label, c.max_error, c.tolerance, c.passed) for label, c in checks))
     except (Exception, SystemExit) as error:  # any failure (sys.exit too) of a user kernel is a FAIL, not a crash
         result.passed = False

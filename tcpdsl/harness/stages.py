@@ -112,11 +112,12 @@ class PassRow:
     steps: int
     cycles: int
     latency: int
+    in_table: bool = False  # the pass the stage table shows as its vector_final row
 
 
-def vector_passes(*results: object) -> tuple[PassRow, ...]:
+def vector_passes(*results: object, shown: object = None) -> tuple[PassRow, ...]:
     """Every vector pass the ``results`` depend on (their own, those their inputs and VRF operands came from),
-    in the order they run, each once."""
+    in the order they run, each once; the pass ``shown`` is the one the stage table already holds."""
     found: dict[int, VectorChain] = {}
 
     def visit(node: object) -> None:
@@ -140,7 +141,7 @@ def vector_passes(*results: object) -> tuple[PassRow, ...]:
     rows = []
     for chain in found.values():
         cost = pass_cost(chain, chain.steps[-1].step.state)
-        rows.append(PassRow(len(chain.steps), cost.cycles, cost.latency))
+        rows.append(PassRow(len(chain.steps), cost.cycles, cost.latency, chain is shown))
     return tuple(rows)
 
 

@@ -17,7 +17,7 @@ from mypy.nodes import ARG_NAMED, LDEF, Block, CallExpr, Context, Expression, In
 from mypy.nodes import MemberExpr, NameExpr, RefExpr, StrExpr, Var
 from mypy.plugin import FunctionContext, MethodContext, MethodSigContext
 from mypy.traverser import all_name_and_member_expressions
-from mypy.types import AnyType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, TypeType, get_proper_type
+from mypy.types import AnyType, CallableType, FunctionLike, Instance, LiteralType, Type, TypeOfAny, TypeType, get_proper_type
 
 from tcpdsl.algebra import Mapping, axis
 from tcpdsl.errors import LayoutError, TcpError
@@ -306,6 +306,36 @@ def outer_signature(ctx: MethodSigContext) -> FunctionLike:
     except Exception as exc:
         internal(checker(ctx.api), exc, ctx.context)
         return ctx.default_signature
+
+
+def stash_signature(ctx: MethodSigContext) -> FunctionLike:
+    """A pass method given ``tcp.STASH`` takes it whatever the receiver's stash state, when the plugin
+    recomposes the pass itself.
+
+    The stash state is a type parameter, so without the plugin a stash read twice (or before
+    ``vector_stash``) is an argument error. With it the composer reports that once, as ``tcpdsl-layout``
+    with the runtime's words. A pass the plugin cannot follow keeps the argument error.
+    """
+    sig = ctx.default_signature
+    call = ctx.context
+    try:
+        if not (isinstance(sig, CallableType) and "operand" in sig.arg_names and isinstance(call, CallExpr)
+                and isinstance(call.callee, MemberExpr) and call.callee.name in STAGES):
+            return sig
+        chk = checker(ctx.api)
+        method, module, written = Stage(call.callee.name), chk.tree.fullname, checker_env(chk)
+        if not STAGES[method].carried or not vector_calls.reads_stash(vector_calls.Call(chk, call, method), written, _constant):
+            return sig
+
+        def mapping(expr: Expression, name: str, stage: str) -> Mapping:
+            return _mapping_expr(expr, name, stage, written, module, call)
+
+        vector_calls.pass_state(chk, call, written, module, _constant, mapping)
+    except Exception:  # the pass cannot be followed here: the method hook says so, the signature stands
+        return sig
+    index = sig.arg_names.index("operand")
+    anything = AnyType(TypeOfAny.special_form)
+    return sig.copy_modified(arg_types=[anything if i == index else t for i, t in enumerate(sig.arg_types)])
 
 
 def _only(args: list[list[Expression]], index: int) -> Expression | None:

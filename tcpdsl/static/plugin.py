@@ -23,7 +23,7 @@ from mypy.plugin import (
 from mypy.types import FunctionLike, Type
 
 from tcpdsl.static.annotations import analyze_literal, analyze_tensor, analyze_type_variable
-from tcpdsl.static.calls import axis_call, outer_signature, stage_call, tensor_call
+from tcpdsl.static.calls import axis_call, outer_signature, stage_call, stash_signature, tensor_call
 from tcpdsl.static.declarations import axis_declaration
 from tcpdsl.static.logical import logical_tensor_call
 from tcpdsl.static.names import AXIS_FUNCTIONS, LITERAL_NAMES, LOGICAL_TENSOR, STAGE_METHODS, TENSOR_CLASSES
@@ -102,7 +102,10 @@ class TcpdslPlugin(Plugin):
         return self._method_hooks.get(self._defining(fullname))
 
     def get_method_signature_hook(self, fullname: str) -> Callable[[MethodSigContext], FunctionLike] | None:
-        return outer_signature if STAGE_METHODS.get(self._defining(fullname)) is Stage.CONTRACT_OUTER else None
+        stage = STAGE_METHODS.get(self._defining(fullname))
+        if stage is Stage.CONTRACT_OUTER:
+            return outer_signature
+        return stash_signature if stage is not None and stage.startswith("vector_") else None
 
     def _defining(self, fullname: str) -> str:
         """``<class>.<method>`` named by the class that defines the method.

@@ -138,6 +138,13 @@ def argument(call: Call, name: str, env: Env, module: str, follow: Any, read: di
     return _operand(expr, call, env, module, dtype)
 
 
+def reads_stash(call: Call, env: Env, follow: Any) -> bool:
+    """Whether the call's ``operand`` is written ``tcp.STASH`` (or a name assigned it once)."""
+    expr = call.args.get("operand")
+    found = follow(expr, env) if expr is not None else None
+    return isinstance(found, RefExpr) and found.fullname in _STASH_NAMES
+
+
 def _operand(expr: Expression, call: Call, env: Env, module: str, dtype: str) -> PassOperand:
     if isinstance(expr, RefExpr) and expr.fullname in _STASH_NAMES:
         return STASH

@@ -13,4 +13,4 @@ Stream = tcp.CollectTensor[tcp.f32, m["1"], m["1"], m["A / 2"], m["1"], m["A % 2
 def kernel(x: Stream) -> object:
     kept = x.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO).vector_stash()
     once = kept.vector_clip(tcp.ClipBinaryOpF32.MAX, tcp.STASH)
-    return once.vector_clip(tcp.ClipBinaryOpF32.MIN, tcp.STASH)  # E: tcpdsl-layout ReadOnce # E: arg-type # plain: arg-type # pyright: reportArgumentType
+    return once.vector_clip(tcp.ClipBinaryOpF32.MIN, tcp.STASH)  # E: tcpdsl-layout ReadOnce # plain: arg-type # pyright: reportArgumentType
