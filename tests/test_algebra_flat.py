@@ -56,3 +56,24 @@ def test_a_cut_the_piece_never_reaches_is_no_part_of_the_operand() -> None:
     sizes = {"B": 2, "F": 4}
     for text in ("((B, F) = 7, 3) / 7", "(B, F, 3 / 1) = 21 / 7", "[(B, F, 3) = 21] / 7"):
         assert parse(text, sizes).normalize().text == "(B, F, 3) = 21 / 7", text
+
+
+@pytest.mark.parametrize(("text", "sizes", "canonical"), [
+    ("1, (C, D # 5, 1 # 2) % 25 % 25 / 5", {"C": 5, "D": 2}, "(C = 3, 1 # 2) = 5"),
+    ("1, (B # 3, 1, D # 9, 1 #{!} 4) = 108 = 54 / 18", {"B": 3, "D": 4}, "(B = 2, 1 # 2) = 3"),
+])
+def test_a_piece_that_cuts_the_strided_cells_short_reads_them_whole(
+        text: str, sizes: dict[str, int], canonical: str) -> None:
+    # The strided cells are plain digits only when read to the operand's end; the piece keeps
+    # fewer. Written either way, the canonical text reads back as itself.
+    m = parse(text, sizes)
+    assert m.normalize().text == canonical
+    again = parse(canonical, sizes)
+    assert again.normalize().text == canonical
+    assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)]
+
+
+def test_read_form_reads_past_the_piece_when_only_every_cell_is_plain() -> None:
+    # Cells 0, 5, ..., 25 of C = 3, D # 5, 1 # 2 (C=5, D=2): C=0, Top, C=1, Top, C=2, Top.
+    own = slots_of(parse("C = 3, D # 5, 1 # 2", {"C": 5, "D": 2}))
+    assert read_form(own, 5, 5) == ((Slot(None, 2), Slot(Digit("C", 5, 1, 3), 3)), 5, PaddingKind.TOP)

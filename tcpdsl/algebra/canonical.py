@@ -377,6 +377,8 @@ class _Canon:
         if found is None:
             return None
         form, count, kind = found
+        if live.stride == 1 and form == own:
+            return None  # the operand is already the cells it holds
         if count < live.count and reader.padded and reader.kind != kind:
             return None  # two kinds of padding on one piece: no slot says that
         if count < live.count:
