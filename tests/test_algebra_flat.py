@@ -77,3 +77,22 @@ def test_read_form_reads_past_the_piece_when_only_every_cell_is_plain() -> None:
     # Cells 0, 5, ..., 25 of C = 3, D # 5, 1 # 2 (C=5, D=2): C=0, Top, C=1, Top, C=2, Top.
     own = slots_of(parse("C = 3, D # 5, 1 # 2", {"C": 5, "D": 2}))
     assert read_form(own, 5, 5) == ((Slot(None, 2), Slot(Digit("C", 5, 1, 3), 3)), 5, PaddingKind.TOP)
+
+
+@pytest.mark.parametrize(("text", "sizes", "canonical"), [
+    ("(C # 6, 1, A, 1) # 20 / 4, 2", {"C": 3, "A": 3}, "(C, A) # 12 / 4 # 5, 2"),
+    ("(C # 4, A) / 4 # 5, 2", {"C": 3, "A": 3}, "(C, A) # 12 / 4 # 5, 2"),
+    ("(A, 1 #{!} 2, D #{0} 7, C) % 28 = 25 / 5, 2", {"A": 1, "D": 4, "C": 4}, "(D, C) #{0} 20 / 5 #{0} 5, 2"),
+    ("(A #{0} 4, B #{!} 5, D #{!} 2) #{0} 45 / 15", {"A": 2, "B": 3, "D": 2}, "(A, B #{!} 5, D) #{0} 30 / 15 #{0} 3"),
+    # An unpadded piece takes the kind of the padding it drops, which its text then spells.
+    ("(B, C # 2, D # 1) # 14 #{0} 18 / 9", {"B": 5, "C": 2, "D": 1}, "(B, C) # 18 / 9"),
+    ("(B #{0} 7, C) # 18 / 9", {"B": 5, "C": 2}, "(B, C) #{0} 18 / 9"),
+])
+def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dict[str, int], canonical: str) -> None:
+    # The padding the text of a ragged stride adds (# 12) is read back as the operand's own top
+    # padding, which the piece never reaches: it goes again, whichever spelling came first.
+    m = parse(text, sizes)
+    assert m.normalize().text == canonical
+    again = parse(canonical, sizes)
+    assert again.normalize().text == canonical and again == m
+    assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)]

@@ -377,8 +377,6 @@ class _Canon:
         if found is None:
             return None
         form, count, kind = found
-        if live.stride == 1 and form == own:
-            return None  # the operand is already the cells it holds
         if count < live.count and reader.padded and reader.kind != kind:
             return None  # two kinds of padding on one piece: no slot says that
         if count < live.count:
@@ -487,9 +485,12 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
-    if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
-        # The operand's top padding that the piece reaches becomes the piece's.
-        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, top.kind)]
+    kind = reader.kind if reader.padded and keep == live.count else top.kind
+    if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
+        # The operand's top padding that the piece reaches becomes the piece's; padding it stops
+        # before is no part of it (so the padding a ragged stride's text adds dissolves again),
+        # but an unpadded piece keeps its kind, which that text spells.
+        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1

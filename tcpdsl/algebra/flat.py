@@ -34,8 +34,9 @@ def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, Paddin
     without operands that hold its first ``live`` cells, ``live``, and the padding kind of the
     rest. ``live`` is ``count`` when the slots hold every cell (the kind is then Top), else the
     cells past it are padding of one kind, the one a piece of those slots pads with. Failing
-    both, the slots may hold every strided cell of ``slots``, of which the piece reads the first
-    ``count``: ``(C = 3, D # 5, 1 # 2) / 5 = 5`` reads ``(C = 3, 1 # 2) = 5``."""
+    both, the slots may hold every strided cell of ``slots`` (for a stride above 1; a prefix
+    is the slots' own to cut), of which the piece reads the first ``count``:
+    ``(C = 3, D # 5, 1 # 2) / 5 = 5`` reads ``(C = 3, 1 # 2) = 5``."""
     if count > MAX_CELLS:
         return None
     cells = _Cells(slots, stride)
@@ -51,7 +52,7 @@ def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, Paddin
         if found is not None:
             return found, live, last.kind
     every = -(-size_of(slots) // stride)
-    if count < every <= MAX_CELLS and (whole := _from_cells(cells, every)) is not None:
+    if stride > 1 and count < every <= MAX_CELLS and (whole := _from_cells(cells, every)) is not None:
         return whole, count, PaddingKind.TOP
     return None
 
