@@ -96,3 +96,19 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     again = parse(canonical, sizes)
     assert again.normalize().text == canonical and again == m
     assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)]
+
+
+@pytest.mark.parametrize(("text", "sizes", "n", "halves"), [
+    # The stride steps over the live values of D #{!} 6 whole: its padding stays in the operand.
+    ("2, (B, A, C #{0} 2, D #{!} 6) = 81", {"B": 5, "A": 3, "C": 2, "D": 3}, 9,
+     ("2, (B = 3, A, C, 1 #{!} 2) / 3 = 9", "(C, 1 #{!} 2) = 3, D")),
+    # A strided operand whose inner operand nothing else reads is read whole, as a flat one is.
+    ("1, (1 # 5, A, B #{!} 3, D) #{!} 66 # 70", {"A": 2, "B": 1, "D": 2}, 2,
+     ("(A # 10 #{!} 11, 1 #{!} 3) # 35", "D")),
+])
+def test_a_split_of_a_flat_operand_is_the_split_written_out(
+        text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
+    m = parse(text, sizes)
+    outer, inner = m.split_at(n)
+    assert (outer.normalize().text, inner.normalize().text) == halves
+    assert (parse(f"[{text}] / {n}", sizes).normalize().text, parse(f"[{text}] % {n}", sizes).normalize().text) == halves

@@ -48,6 +48,7 @@ from tcpdsl.algebra.slots import (
     simplify,
     size_of,
     slot_strides,
+    split_slot,
     stride,
 )
 
@@ -318,7 +319,7 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader)
+        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader, self._alone_inside(operand))
         if found is None:
             return False
         form, read = found
@@ -461,14 +462,21 @@ class _Canon:
         return settled(self.top)
 
 
-def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+def _trimmed(own: Slots, live: Composite, reader: Slot,
+             alone: bool) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
     """The form of an operand cut down to what its one piece ``reader`` reads, and how the piece
-    then reads it; None when nothing is to cut (see ``_Canon._trim``)."""
+    then reads it; None when nothing is to cut (see ``_Canon._trim``). ``alone``: no list outside
+    the operand reaches the operands inside it."""
     low, top, total = own[0], own[-1], size_of(own)
     plain = low.shared is None and not isinstance(low.live, Composite)
     if len(own) > 1 and plain and live.stride % low.extent == 0:
         # Every value the piece reads is 0 in the innermost slot, which is live there.
         return own[1:], lambda o: [Slot(piece(o, live.stride // low.extent, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and plain and (parts := split_slot(low, live.stride)) is not None:
+        # The same for the live values of a padded innermost slot (or a part of its padding),
+        # which the stride steps over whole: the rest of it stays in the operand.
+        return (parts[1],) + own[1:], lambda o: [
+            Slot(piece(o, live.stride // parts[0].extent, live.count), reader.extent, reader.kind)]
     if len(own) > 1 and plain and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0:
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
@@ -480,7 +488,7 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # operand as a slot of pure padding under the rest.
         return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
             Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
-    if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
+    if plain and live.stride > 1 and (_flat(own) or alone) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
