@@ -48,8 +48,10 @@ def test_read_form_leaves_the_padding_after_the_live_cells_to_the_piece() -> Non
 
 def test_a_form_above_the_limit_keeps_its_operand() -> None:
     b = 2 * MAX_CELLS
-    text = f"(B, 2) #{{!}} {2 * b + 2} / 3"
+    text = f"(B, 2) # {2 * b + 2} / 3"
     assert parse(text, {"B": b}).normalize().text == text
+    # The one piece never reads the padding its text adds, whatever kind is spelt.
+    assert parse(f"(B, 2) #{{!}} {2 * b + 2} / 3", {"B": b}).normalize().text == text
 
 
 def test_a_cut_the_piece_never_reaches_is_no_part_of_the_operand() -> None:
@@ -84,9 +86,10 @@ def test_read_form_reads_past_the_piece_when_only_every_cell_is_plain() -> None:
     ("(C # 4, A) / 4 # 5, 2", {"C": 3, "A": 3}, "(C, A) # 12 / 4 # 5, 2"),
     ("(A, 1 #{!} 2, D #{0} 7, C) % 28 = 25 / 5, 2", {"A": 1, "D": 4, "C": 4}, "(D, C) #{0} 20 / 5 #{0} 5, 2"),
     ("(A #{0} 4, B #{!} 5, D #{!} 2) #{0} 45 / 15", {"A": 2, "B": 3, "D": 2}, "(A, B #{!} 5, D) #{0} 30 / 15 #{0} 3"),
-    # An unpadded piece takes the kind of the padding it drops, which its text then spells.
+    # The padding a ragged stride's text adds is never read by the one piece: it is Top.
     ("(B, C # 2, D # 1) # 14 #{0} 18 / 9", {"B": 5, "C": 2, "D": 1}, "(B, C) # 18 / 9"),
-    ("(B #{0} 7, C) # 18 / 9", {"B": 5, "C": 2}, "(B, C) #{0} 18 / 9"),
+    ("(B #{0} 7, C) # 18 / 9", {"B": 5, "C": 2}, "(B, C) # 18 / 9"),
+    ("(B, C) #{!} 18 / 9", {"B": 5, "C": 2}, "(B, C) # 18 / 9"),
 ])
 def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dict[str, int], canonical: str) -> None:
     # The padding the text of a ragged stride adds (# 12) is read back as the operand's own top

@@ -31,6 +31,7 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
@@ -448,10 +449,14 @@ class _Canon:
             return heights[operand]
 
         rebuilt: dict[Operand, Operand] = {}
+        # An operand read by one piece: the padding its text adds for a ragged stride is never
+        # read, so an unpadded piece of it spells that padding with Top, however it was cut.
+        readers = [o for slots in self._containers() for o in operands_in(tuple(slots))]
+        lone = frozenset(o for o in order if readers.count(o) == 1)
 
         def settled(slots: list[Slot]) -> Slots:
             here = {s.live.operand for s in slots if isinstance(s.live, Composite)}
-            return _rewrite(slots, rebuilt, frozenset(rebuilt[o] for o in here if self._sealed(o, slots)))
+            return _rewrite(slots, rebuilt, frozenset(rebuilt[o] for o in here if self._sealed(o, slots)), lone)
 
         for level in sorted({height(operand) for operand in order}):
             seen: dict[Slots, int] = {}
@@ -493,11 +498,10 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
-    kind = reader.kind if reader.padded and keep == live.count else top.kind
+    kind = top.kind if keep < live.count else reader.kind
     if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
         # The operand's top padding that the piece reaches becomes the piece's; padding it stops
-        # before is no part of it (so the padding a ragged stride's text adds dissolves again),
-        # but an unpadded piece keeps its kind, which that text spells.
+        # before is no part of it (so the padding a ragged stride's text adds dissolves again).
         return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
@@ -545,13 +549,16 @@ def _shared_digits(own: Slots, operand: Operand, piece: Slot) -> list[Slot] | No
     return out
 
 
-def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozenset[Operand]) -> Slots:
+def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozenset[Operand],
+             lone: frozenset[Operand]) -> Slots:
     out: list[Slot] = []
     for slot in slots:
-        live, shared = slot.live, slot.shared
+        live, shared, kind = slot.live, slot.shared, slot.kind
         if isinstance(live, Composite):
+            if live.operand in lone and not slot.padded:
+                kind = PaddingKind.TOP
             live = Composite(rebuilt[live.operand], live.stride, live.count)
         if shared is not None:
             shared = Shared(rebuilt[shared.operand], shared.stride)
-        out.append(Slot(live, slot.extent, slot.kind, shared))
+        out.append(Slot(live, slot.extent, kind, shared))
     return simplify(tuple(out), whole)
