@@ -108,6 +108,9 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # A strided operand whose inner operand nothing else reads is read whole, as a flat one is.
     ("1, (1 # 5, A, B #{!} 3, D) #{!} 66 # 70", {"A": 2, "B": 1, "D": 2}, 2,
      ("(A # 10 #{!} 11, 1 #{!} 3) # 35", "D")),
+    # The operand's innermost digit B # 4 / 2 is read at stride 1, and the piece strides twice as far.
+    ("(C #{0} 3, B # 4) / 2, 2", {"C": 3, "B": 3}, 6, ("(C, B # 4) / 6", "(C = 2, B # 4 / 2) = 3, 2")),
+    ("(D, C, A) #{0} 66 / 2, 2", {"D": 5, "C": 3, "A": 4}, 6, ("(D, C, A) / 6 #{0} 11", "(C = 2, A / 2) = 3, 2")),
 ])
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
@@ -115,3 +118,11 @@ def test_a_split_of_a_flat_operand_is_the_split_written_out(
     outer, inner = m.split_at(n)
     assert (outer.normalize().text, inner.normalize().text) == halves
     assert (parse(f"[{text}] / {n}", sizes).normalize().text, parse(f"[{text}] % {n}", sizes).normalize().text) == halves
+
+
+def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:
+    sizes = {"C": 3, "B": 3}
+    for text in ("(C, B # 4 / 2) / 3", "(C, B # 4) / 6", "[(C, B # 4) / 2] / 3"):
+        assert parse(text, sizes).normalize().text == "(C, B # 4) / 6", text
+    # A stride that lines up with the slots still cuts them.
+    assert parse("[A, B] / 4", {"A": 4, "B": 6}).normalize().text == "(A, B) / 4"

@@ -37,6 +37,7 @@ from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
     Composite,
+    Digit,
     Operand,
     Shared,
     Slot,
@@ -497,6 +498,9 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
+    if (unscaled := _unscaled(own, live.stride)) is not None:
+        wide, t = unscaled
+        return wide, lambda o: [Slot(piece(o, live.stride * t, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
     kind = top.kind if keep < live.count else reader.kind
     if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
@@ -515,6 +519,21 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         return None
     cut_down = prefix(own, size)
     return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
+
+
+def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
+    """``own`` with its innermost digit of stride ``t`` read at stride 1 instead, when a piece
+    striding it by ``s`` (above 1) may stride the result by ``s·t``: every value that piece reads
+    is then a multiple of ``t`` there, so the operand is the one a split of ``[X, Y] / s·t`` cuts,
+    ``(X, Y) / s·t``, not ``(X, Y / t) / s`` (docs/mapping-language.md §1.8). The result and
+    ``t``; None when the innermost slot is no such digit, or the wider stride lines up with it."""
+    low = own[0]
+    digit = low.live
+    if s == 1 or len(own) < 2 or low.shared is not None or not isinstance(digit, Digit) or digit.stride == 1:
+        return None
+    t = digit.stride
+    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, low.kind),) + own[1:]
+    return None if stride(wide, s * t) is not None else (wide, t)
 
 
 def _covered(slots: list[Slot], index: int) -> bool:
