@@ -126,3 +126,18 @@ def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() ->
         assert parse(text, sizes).normalize().text == "(C, B # 4) / 6", text
     # A stride that lines up with the slots still cuts them.
     assert parse("[A, B] / 4", {"A": 4, "B": 6}).normalize().text == "(A, B) / 4"
+
+
+@pytest.mark.parametrize(("texts", "canonical"), [
+    (["(A #{!} 8, 6) / 4", "(A #{!} 8, 3) / 2"], "(A, 3) / 2 #{!} 12"),
+    (["(A, 6) # 27 / 9", "(A, 2) # 9 / 3"], "(A, 2) # 9 / 3"),
+])
+def test_a_piece_striding_an_innermost_broadcast_reads_the_fewest_of_its_values(
+        texts: list[str], canonical: str) -> None:
+    # A broadcast's values hold no coordinate: a stride sharing a factor g with it reads every
+    # g-th value, which is a broadcast g times smaller read g times less far.
+    for text in texts:
+        m = parse(text, {"A": 4})
+        assert m.normalize().text == canonical, text
+        again = parse(canonical, {"A": 4})
+        assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)], text

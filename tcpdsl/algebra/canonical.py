@@ -36,6 +36,7 @@ from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
+    Bcast,
     Composite,
     Digit,
     Operand,
@@ -498,6 +499,12 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and isinstance(low.live, Bcast) and not low.padded and low.shared is None \
+            and (g := math.gcd(live.stride, low.extent)) > 1:
+        # A broadcast tells its values apart by nothing: read every g-th of them, the piece steps
+        # g times less far over the same live cells.
+        return (Slot(Bcast(low.extent // g), low.extent // g),) + own[1:], lambda o: [
+            Slot(piece(o, live.stride // g, live.count), reader.extent, reader.kind)]
     if (unscaled := _unscaled(own, live.stride)) is not None:
         wide, t = unscaled
         return wide, lambda o: [Slot(piece(o, live.stride * t, live.count), reader.extent, reader.kind)]
