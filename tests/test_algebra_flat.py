@@ -48,11 +48,96 @@ def test_read_form_leaves_the_padding_after_the_live_cells_to_the_piece() -> Non
 
 def test_a_form_above_the_limit_keeps_its_operand() -> None:
     b = 2 * MAX_CELLS
-    text = f"(B, 2) #{{!}} {2 * b + 2} / 3"
+    text = f"(B, 2) # {2 * b + 2} / 3"
     assert parse(text, {"B": b}).normalize().text == text
+    # The one piece never reads the padding its text adds, whatever kind is spelt.
+    assert parse(f"(B, 2) #{{!}} {2 * b + 2} / 3", {"B": b}).normalize().text == text
 
 
 def test_a_cut_the_piece_never_reaches_is_no_part_of_the_operand() -> None:
     sizes = {"B": 2, "F": 4}
     for text in ("((B, F) = 7, 3) / 7", "(B, F, 3 / 1) = 21 / 7", "[(B, F, 3) = 21] / 7"):
         assert parse(text, sizes).normalize().text == "(B, F, 3) = 21 / 7", text
+
+
+@pytest.mark.parametrize(("text", "sizes", "canonical"), [
+    ("1, (C, D # 5, 1 # 2) % 25 % 25 / 5", {"C": 5, "D": 2}, "(C = 3, 1 # 2) = 5"),
+    ("1, (B # 3, 1, D # 9, 1 #{!} 4) = 108 = 54 / 18", {"B": 3, "D": 4}, "(B = 2, 1 # 2) = 3"),
+])
+def test_a_piece_that_cuts_the_strided_cells_short_reads_them_whole(
+        text: str, sizes: dict[str, int], canonical: str) -> None:
+    # The strided cells are plain digits only when read to the operand's end; the piece keeps
+    # fewer. Written either way, the canonical text reads back as itself.
+    m = parse(text, sizes)
+    assert m.normalize().text == canonical
+    again = parse(canonical, sizes)
+    assert again.normalize().text == canonical
+    assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)]
+
+
+def test_read_form_reads_past_the_piece_when_only_every_cell_is_plain() -> None:
+    # Cells 0, 5, ..., 25 of C = 3, D # 5, 1 # 2 (C=5, D=2): C=0, Top, C=1, Top, C=2, Top.
+    own = slots_of(parse("C = 3, D # 5, 1 # 2", {"C": 5, "D": 2}))
+    assert read_form(own, 5, 5) == ((Slot(None, 2), Slot(Digit("C", 5, 1, 3), 3)), 5, PaddingKind.TOP)
+
+
+@pytest.mark.parametrize(("text", "sizes", "canonical"), [
+    ("(C # 6, 1, A, 1) # 20 / 4, 2", {"C": 3, "A": 3}, "(C, A) # 12 / 4 # 5, 2"),
+    ("(C # 4, A) / 4 # 5, 2", {"C": 3, "A": 3}, "(C, A) # 12 / 4 # 5, 2"),
+    ("(A, 1 #{!} 2, D #{0} 7, C) % 28 = 25 / 5, 2", {"A": 1, "D": 4, "C": 4}, "(D, C) #{0} 20 / 5 #{0} 5, 2"),
+    ("(A #{0} 4, B #{!} 5, D #{!} 2) #{0} 45 / 15", {"A": 2, "B": 3, "D": 2}, "(A, B #{!} 5, D) #{0} 30 / 15 #{0} 3"),
+    # The padding a ragged stride's text adds is never read by the one piece: it is Top.
+    ("(B, C # 2, D # 1) # 14 #{0} 18 / 9", {"B": 5, "C": 2, "D": 1}, "(B, C) # 18 / 9"),
+    ("(B #{0} 7, C) # 18 / 9", {"B": 5, "C": 2}, "(B, C) # 18 / 9"),
+    ("(B, C) #{!} 18 / 9", {"B": 5, "C": 2}, "(B, C) # 18 / 9"),
+])
+def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dict[str, int], canonical: str) -> None:
+    # The padding the text of a ragged stride adds (# 12) is read back as the operand's own top
+    # padding, which the piece never reaches: it goes again, whichever spelling came first.
+    m = parse(text, sizes)
+    assert m.normalize().text == canonical
+    again = parse(canonical, sizes)
+    assert again.normalize().text == canonical and again == m
+    assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)]
+
+
+@pytest.mark.parametrize(("text", "sizes", "n", "halves"), [
+    # The stride steps over the live values of D #{!} 6 whole: its padding stays in the operand.
+    ("2, (B, A, C #{0} 2, D #{!} 6) = 81", {"B": 5, "A": 3, "C": 2, "D": 3}, 9,
+     ("2, (B = 3, A, C, 1 #{!} 2) / 3 = 9", "(C, 1 #{!} 2) = 3, D")),
+    # A strided operand whose inner operand nothing else reads is read whole, as a flat one is.
+    ("1, (1 # 5, A, B #{!} 3, D) #{!} 66 # 70", {"A": 2, "B": 1, "D": 2}, 2,
+     ("(A # 10 #{!} 11, 1 #{!} 3) # 35", "D")),
+    # The operand's innermost digit B # 4 / 2 is read at stride 1, and the piece strides twice as far.
+    ("(C #{0} 3, B # 4) / 2, 2", {"C": 3, "B": 3}, 6, ("(C, B # 4) / 6", "(C = 2, B # 4 / 2) = 3, 2")),
+    ("(D, C, A) #{0} 66 / 2, 2", {"D": 5, "C": 3, "A": 4}, 6, ("(D, C, A) / 6 #{0} 11", "(C = 2, A / 2) = 3, 2")),
+])
+def test_a_split_of_a_flat_operand_is_the_split_written_out(
+        text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
+    m = parse(text, sizes)
+    outer, inner = m.split_at(n)
+    assert (outer.normalize().text, inner.normalize().text) == halves
+    assert (parse(f"[{text}] / {n}", sizes).normalize().text, parse(f"[{text}] % {n}", sizes).normalize().text) == halves
+
+
+def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:
+    sizes = {"C": 3, "B": 3}
+    for text in ("(C, B # 4 / 2) / 3", "(C, B # 4) / 6", "[(C, B # 4) / 2] / 3"):
+        assert parse(text, sizes).normalize().text == "(C, B # 4) / 6", text
+    # A stride that lines up with the slots still cuts them.
+    assert parse("[A, B] / 4", {"A": 4, "B": 6}).normalize().text == "(A, B) / 4"
+
+
+@pytest.mark.parametrize(("texts", "canonical"), [
+    (["(A #{!} 8, 6) / 4", "(A #{!} 8, 3) / 2"], "(A, 3) / 2 #{!} 12"),
+    (["(A, 6) # 27 / 9", "(A, 2) # 9 / 3"], "(A, 2) # 9 / 3"),
+])
+def test_a_piece_striding_an_innermost_broadcast_reads_the_fewest_of_its_values(
+        texts: list[str], canonical: str) -> None:
+    # A broadcast's values hold no coordinate: a stride sharing a factor g with it reads every
+    # g-th value, which is a broadcast g times smaller read g times less far.
+    for text in texts:
+        m = parse(text, {"A": 4})
+        assert m.normalize().text == canonical, text
+        again = parse(canonical, {"A": 4})
+        assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)], text

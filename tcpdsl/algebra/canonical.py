@@ -31,11 +31,14 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
+from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
 from tcpdsl.algebra.slots import (
+    Bcast,
     Composite,
+    Digit,
     Operand,
     Shared,
     Slot,
@@ -48,6 +51,7 @@ from tcpdsl.algebra.slots import (
     simplify,
     size_of,
     slot_strides,
+    split_slot,
     stride,
 )
 
@@ -318,7 +322,7 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader)
+        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader, self._alone_inside(operand))
         if found is None:
             return False
         form, read = found
@@ -447,10 +451,14 @@ class _Canon:
             return heights[operand]
 
         rebuilt: dict[Operand, Operand] = {}
+        # An operand read by one piece: the padding its text adds for a ragged stride is never
+        # read, so an unpadded piece of it spells that padding with Top, however it was cut.
+        readers = [o for slots in self._containers() for o in operands_in(tuple(slots))]
+        lone = frozenset(o for o in order if readers.count(o) == 1)
 
         def settled(slots: list[Slot]) -> Slots:
             here = {s.live.operand for s in slots if isinstance(s.live, Composite)}
-            return _rewrite(slots, rebuilt, frozenset(rebuilt[o] for o in here if self._sealed(o, slots)))
+            return _rewrite(slots, rebuilt, frozenset(rebuilt[o] for o in here if self._sealed(o, slots)), lone)
 
         for level in sorted({height(operand) for operand in order}):
             seen: dict[Slots, int] = {}
@@ -461,14 +469,21 @@ class _Canon:
         return settled(self.top)
 
 
-def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+def _trimmed(own: Slots, live: Composite, reader: Slot,
+             alone: bool) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
     """The form of an operand cut down to what its one piece ``reader`` reads, and how the piece
-    then reads it; None when nothing is to cut (see ``_Canon._trim``)."""
+    then reads it; None when nothing is to cut (see ``_Canon._trim``). ``alone``: no list outside
+    the operand reaches the operands inside it."""
     low, top, total = own[0], own[-1], size_of(own)
     plain = low.shared is None and not isinstance(low.live, Composite)
     if len(own) > 1 and plain and live.stride % low.extent == 0:
         # Every value the piece reads is 0 in the innermost slot, which is live there.
         return own[1:], lambda o: [Slot(piece(o, live.stride // low.extent, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and plain and (parts := split_slot(low, live.stride)) is not None:
+        # The same for the live values of a padded innermost slot (or a part of its padding),
+        # which the stride steps over whole: the rest of it stays in the operand.
+        return (parts[1],) + own[1:], lambda o: [
+            Slot(piece(o, live.stride // parts[0].extent, live.count), reader.extent, reader.kind)]
     if len(own) > 1 and plain and live.stride == 1 and live.count % low.extent == 0 and reader.extent % low.extent == 0:
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
@@ -480,14 +495,25 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         # operand as a slot of pure padding under the rest.
         return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
             Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
-    if plain and live.stride > 1 and _flat(own) and (strided := stride(own, live.stride)) is not None \
+    if plain and live.stride > 1 and (_flat(own) or alone) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
+    if len(own) > 1 and isinstance(low.live, Bcast) and not low.padded and low.shared is None \
+            and (g := math.gcd(live.stride, low.extent)) > 1:
+        # A broadcast tells its values apart by nothing: read every g-th of them, the piece steps
+        # g times less far over the same live cells.
+        return (Slot(Bcast(low.extent // g), low.extent // g),) + own[1:], lambda o: [
+            Slot(piece(o, live.stride // g, live.count), reader.extent, reader.kind)]
+    if (unscaled := _unscaled(own, live.stride)) is not None:
+        wide, t = unscaled
+        return wide, lambda o: [Slot(piece(o, live.stride * t, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
-    if top.padded and top.shared is None and keep < live.count and (not reader.padded or reader.kind == top.kind):
-        # The operand's top padding that the piece reaches becomes the piece's.
-        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, top.kind)]
+    kind = top.kind if keep < live.count else reader.kind
+    if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
+        # The operand's top padding that the piece reaches becomes the piece's; padding it stops
+        # before is no part of it (so the padding a ragged stride's text adds dissolves again).
+        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1
@@ -500,6 +526,21 @@ def _trimmed(own: Slots, live: Composite, reader: Slot) -> tuple[Slots, Callable
         return None
     cut_down = prefix(own, size)
     return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
+
+
+def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
+    """``own`` with its innermost digit of stride ``t`` read at stride 1 instead, when a piece
+    striding it by ``s`` (above 1) may stride the result by ``s·t``: every value that piece reads
+    is then a multiple of ``t`` there, so the operand is the one a split of ``[X, Y] / s·t`` cuts,
+    ``(X, Y) / s·t``, not ``(X, Y / t) / s`` (docs/mapping-language.md §1.8). The result and
+    ``t``; None when the innermost slot is no such digit, or the wider stride lines up with it."""
+    low = own[0]
+    digit = low.live
+    if s == 1 or len(own) < 2 or low.shared is not None or not isinstance(digit, Digit) or digit.stride == 1:
+        return None
+    t = digit.stride
+    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, low.kind),) + own[1:]
+    return None if stride(wide, s * t) is not None else (wide, t)
 
 
 def _covered(slots: list[Slot], index: int) -> bool:
@@ -534,13 +575,16 @@ def _shared_digits(own: Slots, operand: Operand, piece: Slot) -> list[Slot] | No
     return out
 
 
-def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozenset[Operand]) -> Slots:
+def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozenset[Operand],
+             lone: frozenset[Operand]) -> Slots:
     out: list[Slot] = []
     for slot in slots:
-        live, shared = slot.live, slot.shared
+        live, shared, kind = slot.live, slot.shared, slot.kind
         if isinstance(live, Composite):
+            if live.operand in lone and not slot.padded:
+                kind = PaddingKind.TOP
             live = Composite(rebuilt[live.operand], live.stride, live.count)
         if shared is not None:
             shared = Shared(rebuilt[shared.operand], shared.stride)
-        out.append(Slot(live, slot.extent, slot.kind, shared))
+        out.append(Slot(live, slot.extent, kind, shared))
     return simplify(tuple(out), whole)

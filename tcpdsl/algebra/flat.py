@@ -33,7 +33,10 @@ def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, Paddin
     """What the cells ``0, stride, ..., (count-1)·stride`` of ``slots`` hold, or None: the slots
     without operands that hold its first ``live`` cells, ``live``, and the padding kind of the
     rest. ``live`` is ``count`` when the slots hold every cell (the kind is then Top), else the
-    cells past it are padding of one kind, the one a piece of those slots pads with."""
+    cells past it are padding of one kind, the one a piece of those slots pads with. Failing
+    both, the slots may hold every strided cell of ``slots`` (for a stride above 1; a prefix
+    is the slots' own to cut), of which the piece reads the first ``count``:
+    ``(C = 3, D # 5, 1 # 2) / 5 = 5`` reads ``(C = 3, 1 # 2) = 5``."""
     if count > MAX_CELLS:
         return None
     cells = _Cells(slots, stride)
@@ -41,13 +44,17 @@ def read_form(slots: Slots, stride: int, count: int) -> tuple[Slots, int, Paddin
     if whole is not None:
         return whole, count, PaddingKind.TOP
     last = cells.at(count - 1)
-    if not isinstance(last, Pad):
-        return None
-    live = count
-    while live > 0 and cells.at(live - 1) == last:
-        live -= 1
-    found = _from_cells(cells, live) if live > 1 else None
-    return None if found is None else (found, live, last.kind)
+    if isinstance(last, Pad):
+        live = count
+        while live > 0 and cells.at(live - 1) == last:
+            live -= 1
+        found = _from_cells(cells, live) if live > 1 else None
+        if found is not None:
+            return found, live, last.kind
+    every = -(-size_of(slots) // stride)
+    if stride > 1 and count < every <= MAX_CELLS and (whole := _from_cells(cells, every)) is not None:
+        return whole, count, PaddingKind.TOP
+    return None
 
 
 class _Cells:

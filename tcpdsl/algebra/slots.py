@@ -317,6 +317,16 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
     return simplify(_touches(dropped) + slots)
 
 
+def split_slot(slot: Slot, s: int) -> Slots | None:
+    """A padded slot as its live values under a slot of pure padding, which hold the same cells,
+    when its live count divides both its extent and ``s`` but ``s`` does not divide the extent;
+    else None (docs/mapping-language.md §1.8)."""
+    c = slot.count
+    if slot.shared is not None or not 1 < c < slot.extent or slot.extent % c or s % c or slot.extent % s == 0:
+        return None
+    return Slot(slot.live, c), Slot(None, slot.extent // c, slot.kind)
+
+
 def _pure(slot: Slot) -> bool:
     return slot.live is None and slot.shared is None
 
