@@ -19,8 +19,8 @@ f32; integers accumulate exactly and wrap to i32 once, which equals i32 wrap-aro
 from __future__ import annotations
 
 import math
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -29,7 +29,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, TermCut, accumulator_dtype, plan_fold, term_cut
-from tcpdsl.evaluate.memory import refusing
+from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
@@ -213,9 +213,9 @@ def _fold(found: _ChainPlan, fold: FoldPlan, chain: Chain) -> Folded:
     return fold.run(chain.stream.widened(), chain.weight.widened())
 
 
-def _result_fits(chain: Chain, cells: int, where: str) -> AbstractContextManager[None]:
+def _result_fits(chain: Chain, cells: int, where: Callable[[], str]) -> Refusing:
     """The result is the largest array the fold builds: refuse it when it cannot fit (docs/runtime.md §3.11)."""
-    return refusing(chain.stage, f"a result of {cells} cells {where} in {chain.acc}", cells * 4, "fused")
+    return Refusing(chain.stage, lambda: f"a result of {cells} cells {where()} in {chain.acc}", cells * 4, "fused")
 
 
 class FusedEvaluator:
@@ -225,7 +225,7 @@ class FusedEvaluator:
 
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
-        with _result_fits(chain, found.target.size, f"over {found.target}"):
+        with _result_fits(chain, found.target.size, lambda: f"over {found.target}"):
             return self._run(chain, found)
 
     def _run(self, chain: Chain, found: _ChainPlan) -> Array:
@@ -245,7 +245,7 @@ class FusedEvaluator:
         if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
         cells = math.prod(t.count for t in found.terms)
-        with _result_fits(chain, cells, "over its logical terms"):
+        with _result_fits(chain, cells, lambda: "over its logical terms"):
             return found.read.apply(_fold(found, found.fold, chain).values)
 
     def flow_logical(self, flow: Flow) -> Array:

@@ -3,14 +3,14 @@
 An evaluator estimates the bytes of the arrays it would build from the chain's mapping sizes and its
 working dtype, and compares them with the memory the machine has free now. Work that does not fit
 is a ``LayoutError`` naming the stage, the GiB it needs and the fix, instead of numpy's
-``MemoryError`` (which :func:`refusing` also turns into that error, for an estimate that fell short).
+``MemoryError`` (which :func:`Refusing` also turns into that error, for an estimate that fell short).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from types import TracebackType
 
 from tcpdsl.errors import LayoutError
 
@@ -44,16 +44,20 @@ def amount(size: int) -> str:
     return f"{size / 2**10:.1f} KiB"
 
 
-def too_large(stage: str, what: str, needed: int, evaluator: str, free: int | None) -> LayoutError:
+# What an evaluator would build, said only when it is refused (the text renders mappings).
+What = Callable[[], str]
+
+
+def too_large(stage: str, what: What, needed: int, evaluator: str, free: int | None) -> LayoutError:
     """The refusal: ``what`` the evaluator would build, its size, and how to avoid building it."""
     have = "more than this machine could allocate" if free is None else f"more than the {amount(free)} free"
     fix = ("use the fused evaluator (the default), which never builds the Multiplier's cells, or tile the problem"
            if evaluator == "simulate" else "tile the problem (tcp.search one tile of it) and run it once per tile")
-    return LayoutError(stage, TOO_LARGE, f"the {evaluator} evaluator would build {what}: {amount(needed)}, {have}",
+    return LayoutError(stage, TOO_LARGE, f"the {evaluator} evaluator would build {what()}: {amount(needed)}, {have}",
                        hint=fix)
 
 
-def check_fits(stage: str, what: str, needed: int, evaluator: str) -> None:
+def check_fits(stage: str, what: What, needed: int, evaluator: str) -> None:
     """Refuse ``needed`` bytes when the machine does not have them free."""
     if needed < CHECKED_FROM:
         return
@@ -62,11 +66,19 @@ def check_fits(stage: str, what: str, needed: int, evaluator: str) -> None:
         raise too_large(stage, what, needed, evaluator, free)
 
 
-@contextmanager
-def refusing(stage: str, what: str, needed: int, evaluator: str) -> Iterator[None]:
-    """Check ``needed`` first, then turn a ``MemoryError`` inside the block into the same refusal."""
-    check_fits(stage, what, needed, evaluator)
-    try:
-        yield
-    except MemoryError:
-        raise too_large(stage, what, needed, evaluator, None) from None
+class Refusing:
+    """Check ``needed`` first, then turn a ``MemoryError`` inside the block into the same refusal.
+
+    A class rather than a generator: it wraps every fused contraction, so its entry must cost little.
+    """
+
+    def __init__(self, stage: str, what: What, needed: int, evaluator: str) -> None:
+        check_fits(stage, what, needed, evaluator)
+        self.stage, self.what, self.needed, self.evaluator = stage, what, needed, evaluator
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None) -> None:
+        if kind is not None and issubclass(kind, MemoryError):
+            raise too_large(self.stage, self.what, self.needed, self.evaluator, None) from None

@@ -44,7 +44,7 @@ from tcpdsl.evaluate.hardware import (
     trf_sequencer,
 )
 from tcpdsl.evaluate import vector_simulate
-from tcpdsl.evaluate.memory import refusing
+from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Buffer, Flow
@@ -179,10 +179,10 @@ def _simulate(chain: Chain, checking: bool = True, keep: bool = True) -> tuple[l
     """Every stage, once the arrays they build are known to fit (docs/runtime.md §3.11)."""
     work_bytes = 4 if chain.acc == "f32" else 8
     cells = macs(chain)
-    what = (f"the Multiplier's {cells} cells ({_positions(chain)} live [Chip, Cluster, Slice] positions x Lane "
+    what = lambda: (f"the Multiplier's {cells} cells ({_positions(chain)} live [Chip, Cluster, Slice] positions x Lane "
             f"{chain.lane.size} x OutTime {chain.outer_time.size} x OutPacket {chain.outer_packet.size}) "
             f"in {'float32' if chain.acc == 'f32' else 'int64'}, {_COPIES[keep]} times over")
-    with refusing(Stage.CONTRACT_OUTER, what, _COPIES[keep] * cells * work_bytes, "simulate"):
+    with Refusing(Stage.CONTRACT_OUTER, what, _COPIES[keep] * cells * work_bytes, "simulate"):
         return _stages(chain, checking, keep)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate.memory import refusing
+from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.numerics.flow import Buffer, Flow, Step
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
@@ -51,8 +51,8 @@ def simulated(flow: Flow, name: str) -> Buffer:
         return found
     step = max(flow.steps, key=lambda s: s.mapping.size)
     largest = step.mapping if step.mapping.size >= flow.root.mapping.size else flow.root.mapping
-    what = f"buffers of {largest.size} cells over {largest} with their poison masks"
-    with refusing(step.stage, what, _MOVE_BYTES * largest.size, name):
+    what = lambda: f"buffers of {largest.size} cells over {largest} with their poison masks"
+    with Refusing(step.stage, what, _MOVE_BYTES * largest.size, name):
         found = flow.cache[key] = _moved(flow, name)
     return found
 

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, logical_terms, pairs, split_at
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, elementwise, typed
-from tcpdsl.evaluate.memory import refusing
+from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.evaluate.vector_fused import broadcast_vrf
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.term_arrays import coordinate_array
@@ -41,8 +41,8 @@ def physical(chain: VectorChain, name: str) -> Array:
     if key not in chain.cache and chain.steps:
         step = max(chain.steps, key=lambda s: s.mapping.size)
         # The buffer, the step's result, a stash and an operand: four arrays of up to 8 bytes a cell.
-        what = f"buffers of {step.mapping.size} cells over {step.mapping}, four at a time"
-        with refusing(step.stage, what, 4 * 8 * step.mapping.size, name):
+        what = lambda: f"buffers of {step.mapping.size} cells over {step.mapping}, four at a time"
+        with Refusing(step.stage, what, 4 * 8 * step.mapping.size, name):
             chain.cache[key] = run_pass(chain, name)
     elif key not in chain.cache:
         chain.cache[key] = run_pass(chain, name)
