@@ -15,7 +15,6 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

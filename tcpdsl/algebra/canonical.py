@@ -266,14 +266,15 @@ class _Canon:
         if len(pieces) > 1 and not (_flat(own) and self._quiet(own, pieces)):
             return False  # written out apart, the pieces would no longer add up in the operand
         cuts = [[cut(own, slots[i]) for i in where] for slots, where in places]
-        if any(piece is None or (len(pieces) == 1 and pieces[0].padded and self._feeds_under_padding(operand, piece))
-               or not self._kept_private(operand, piece) for found in cuts for piece in found):
+        if any(replacement is None
+               or (len(pieces) == 1 and pieces[0].padded and self._feeds_under_padding(operand, replacement))
+               or not self._kept_private(operand, replacement) for found in cuts for replacement in found):
             return False
         for (slots, where), found in zip(places, cuts):
-            for i, piece in zip(where, found):
-                assert piece is not None
-                slots[i:i + 1] = piece
-                self._adopt(piece)
+            for i, replacement in zip(where, found):
+                assert replacement is not None
+                slots[i:i + 1] = replacement
+                self._adopt(replacement)
         del self.forms[operand]
         for slots, _ in places:
             slots[:] = simplify(tuple(slots))

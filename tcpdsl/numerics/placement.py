@@ -22,7 +22,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Composite, Digit, Index, Mapping, Operand, Pad, PaddingKind, Slot, StructKey, pairs
+from tcpdsl.algebra import Composite, Digit, Index, Mapping, Operand, Pad, PaddingKind, Slot, StructKey
 from tcpdsl.errors import LayoutError
 
 Array = npt.NDArray[Any]
