@@ -15,6 +15,7 @@ import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms
+from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
@@ -246,3 +247,40 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+
+
+# -- a contraction as a planned matrix product --------------------------------------------------
+
+ROLES = ("batch", "summed", "left", "right")
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 4)), min_size=1, max_size=6), st.randoms())
+def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]], shuffle: typing.Any) -> None:
+    roles = {k: role for k, (role, _) in enumerate(digits)}
+    sizes = {k: size for k, (_, size) in enumerate(digits)}
+    lsubs = [k for k, role in roles.items() if role != "right"]
+    rsubs = [k for k, role in roles.items() if role != "left"]
+    keep = [k for k, role in roles.items() if role != "summed"]
+    for subs in (lsubs, rsubs, keep):
+        shuffle.shuffle(subs)
+    plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
+    if "summed" not in roles.values():  # nothing summed: a plain product, left to einsum
+        assert plan is None
+        return
+    assert plan is not None
+    # Small integers sum exactly in f32 in any order, so the product and the einsum must agree bit for bit.
+    lhs = RNG.integers(-8, 8, [sizes[k] for k in lsubs]).astype(np.float32)
+    rhs = RNG.integers(-8, 8, [sizes[k] for k in rsubs]).astype(np.float32)
+    expected = np.einsum(lhs, lsubs, rhs, rsubs, keep)
+    got = plan.apply(lhs, rhs)
+    assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+@pytest.mark.parametrize(("subscripts", "why"), [
+    (((0, 1), (1, 2), (0, 2)), "a digit of size 1"),
+    (((0, 1, 3), (1, 2), (0, 2)), "a digit summed on the left only"),
+])
+def test_a_contraction_einsum_would_split_is_left_to_einsum(subscripts: typing.Any, why: str) -> None:
+    sizes = {0: 3, 1: 4, 2: 1 if why == "a digit of size 1" else 5, 3: 2}
+    assert plan_matmul(subscripts, sizes) is None
