@@ -17,11 +17,13 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
+from tcpdsl.evaluate.vector_fused import broadcast_vrf, read_vrf
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
 from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
@@ -284,3 +286,33 @@ def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]
 def test_a_contraction_einsum_would_split_is_left_to_einsum(subscripts: typing.Any, why: str) -> None:
     sizes = {0: 3, 1: 4, 2: 1 if why == "a digit of size 1" else 5, 3: 2}
     assert plan_matmul(subscripts, sizes) is None
+
+
+# -- a VRF operand read by plan ----------------------------------------------------------------
+
+Dm = tcp.axis("Dm", 4)
+N = tcp.axis("N", 6)
+G = tcp.axis("G", 2)
+D = tcp.axis("D", 32)
+H = tcp.axis("H", 16)
+R = tcp.axis("R", 3)
+VRF_READS = [
+    # (VRF terms, stream terms): a replicated stream, a transposed VRF, an axis the stream lacks, a VRF digit
+    # the stream splits, and a stream digit the VRF spans only part of
+    (m["H"], m["Dm, H"]),
+    (m["D, N"], m["N, G, D"]),
+    (m["N, R"], m["N, G"]),
+    (m["D"], m["D / 16, N, D % 16"]),
+    (m["D / 4"], m["D"]),
+    (m["D % 8, N / 2"], m["N, D"]),
+]
+
+
+@pytest.mark.parametrize(("vrf_map", "stream_map"), VRF_READS)
+def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typing.Any, stream_map: typing.Any) -> None:
+    vrf_terms, terms = terms_of_mapping(vrf_map), terms_of_mapping(stream_map)
+    vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
+    stream_shape = tuple(t.count for t in terms)
+    expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
+    got = read_vrf(vrf, vrf_terms, terms)
+    assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()

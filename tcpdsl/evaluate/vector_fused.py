@@ -2,13 +2,16 @@
 
 The stream is an array with one dimension per logical term of its layout. Element-wise steps are
 whole-array numpy ops; a VRF operand is indexed by the coordinates of the stream's elements on the
-VRF's axes (broadcast by axis name), the stash by term. Narrow and widen move no value, only the
+VRF's axes (broadcast by axis name), planned once per pair of term lists and a view wherever the
+stream holds the VRF's terms, the stash by term. Narrow and widen move no value, only the
 terms the array is grouped by. A reduce folds the terms it removes in index order and broadcasts
 over any axis the result adds (the inter-slice reducer's fresh slots).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import reduce_fold
@@ -62,7 +66,7 @@ def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None,
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        return broadcast_vrf(operand.read(name), operand.terms, term_coordinates(terms))
+        return read_vrf(operand.read(name), operand.terms, terms)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
 
@@ -74,6 +78,38 @@ def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Ar
     index = tuple((coords.get(t.axis, zero) // t.stride) % t.count for t in vrf_terms)
     shape = np.broadcast_shapes(*(np.shape(i) for i in index)) if index else ()
     return np.asarray(vrf[tuple(np.broadcast_to(i, shape) for i in index)] if index else vrf)
+
+
+@dataclass(frozen=True)
+class _View:
+    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order, with a
+    dimension of 1 for each stream term the VRF lacks."""
+
+    order: tuple[int, ...]
+    fresh: tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _View | tuple[Array, ...]:
+    """How :func:`read_vrf` reads: a view when the stream holds every term of the VRF as its own
+    dimension (a stream digit then names the VRF index of its term and nothing else, since the
+    terms of one axis cover disjoint digits); else the index arrays of :func:`broadcast_vrf`."""
+    if all(t in terms for t in vrf_terms):
+        order = sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k]))
+        return _View(tuple(order), tuple(k for k, t in enumerate(terms) if t not in vrf_terms))
+    coords = term_coordinates(terms)
+    zero = np.zeros((), dtype=np.int64)
+    index = tuple(frozen((coords.get(t.axis, zero) // t.stride) % t.count) for t in vrf_terms)
+    return index
+
+
+def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
+    """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
+    term lists and broadcastable to the stream rather than as large as it."""
+    how = _vrf_reading(vrf_terms, terms)
+    if isinstance(how, _View):
+        return np.expand_dims(vrf.transpose(how.order), how.fresh)
+    return vrf[how] if how else vrf
 
 
 def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...]) -> Array:
