@@ -188,6 +188,7 @@ def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coor
 
 E = tcp.axis("E", 12)
 F = tcp.axis("F", 8)
+Dm = tcp.axis("Dm", 4)
 RELABELS = [
     # (source mapping, terms held, target mapping): padding of every kind, replication, unheld digits
     (m["E # 16, F"], m["E, F"], m["F, E # 16"]),
@@ -196,6 +197,7 @@ RELABELS = [
     (m["2, E, F"], m["E, F"], m["E, F, 2"]),
     (m["F, E / 2"], m["F, E / 2"], m["F / 2, E / 2, F % 2"]),
     (m["E # 16, F"], m["E, F"], m["E # 16, F"]),  # read back through its own layout: nothing moves
+    (m["Dm, E"], m["E"], m["Dm, E"]),  # every slot of Dm holds the same E: gathered once, broadcast
 ]
 
 
@@ -210,6 +212,13 @@ def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: ty
     got = relabel(values, terms, src, dst, dst_terms, dtype)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
+
+
+def test_a_relabel_that_replicates_gathers_the_distinct_values_once() -> None:
+    terms = terms_of_mapping(m["E"])
+    values = cast(RNG.integers(-100, 100, 12), "bf16")
+    got = relabel(values, terms, m["Dm, E"], m["Dm, E"], logical_terms(m["Dm, E"]), "bf16")
+    assert got.shape == (4, 12) and got.strides[0] == 0 and not got.flags.writeable
 
 
 WRITES = [
@@ -290,7 +299,6 @@ def test_a_contraction_einsum_would_split_is_left_to_einsum(subscripts: typing.A
 
 # -- a VRF operand read by plan ----------------------------------------------------------------
 
-Dm = tcp.axis("Dm", 4)
 N = tcp.axis("N", 6)
 G = tcp.axis("G", 2)
 D = tcp.axis("D", 32)
