@@ -17,7 +17,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
-from tcpdsl.evaluate.vector_fused import broadcast_vrf, read_vrf
+from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
@@ -25,8 +25,14 @@ from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
+from tcpdsl.numerics.vector_chain import VrfValues
+from tcpdsl.verify import vector_compose as vc
+from tcpdsl.verify.families import VRF, TensorType
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_pass import STASH
 from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
+from tcpdsl.verify.vector_ops import (FpBinaryOp, FpMulAlu, InterSliceReduceOpF32, IntraSliceReduceOpF32,
+                                     ReduceOp)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -324,3 +330,35 @@ def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typin
     expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
     got = read_vrf(vrf, vrf_terms, terms)
     assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
+
+
+# -- a vector pass over a replicated stream -----------------------------------------------------
+
+@pytest.mark.parametrize("vrf_axes", ["H", "R H"])
+def test_a_pass_over_a_replicated_stream_computes_each_distinct_value_once(vrf_axes: str) -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    sizes = {"R": 4, "H": 64}
+    row = RNG.standard_normal(64).astype(np.float32)
+    x = np.broadcast_to(row, (4, 64))
+    p = tag(Pass(x, "R H", ["1", "1", "R # 64", "H / 8", "H % 8"], sizes))
+    p.call(Stage.VECTOR_NARROW_SPLIT, vc.vector_narrow_split, out_time=p.m("H / 4"), out_packet=p.m("H % 4"))
+    p.call(Stage.VECTOR_STASH, vc.vector_stash)
+    mul = FpBinaryOp.MUL_F(FpMulAlu.MUL0)
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=mul, operand=STASH, record={"op": mul, "operands": (STASH,)})
+    weights = RNG.standard_normal((4, 64) if vrf_axes == "R H" else 64).astype(np.float32)
+    vrf = VrfValues(lambda name: weights, logical_terms(p.m(vrf_axes.replace(" ", ", "))))
+    operand = TensorType(VRF, ("f32",), (p.m("1"), p.m("1"), p.m("R # 64"), p.m("H")))
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=FpBinaryOp.ADD_F, operand=operand,
+           record={"op": FpBinaryOp.ADD_F, "operands": (vrf,)})
+    add = IntraSliceReduceOpF32.ADD
+    p.call(Stage.VECTOR_INTRA_SLICE_REDUCE, vc.vector_intra_slice_reduce, op=add, reduce="H",
+           out_time=p.m("1"), out_packet=p.m("1 # 4"), record={"op": add, "reduce": "H"})
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+    chain = final(p).chain
+    replicated = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: x))
+    whole = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: x.copy()))
+    # The term is computed once only where no VRF operand reads along it.
+    assert {t.axis for t in _replicated(replicated, x)} == ({"R"} if vrf_axes == "H" else set())
+    got, expected = run_pass(replicated, "fused"), run_pass(whole, "fused")
+    assert got.shape == expected.shape == (4,) and got.tobytes() == expected.tobytes()

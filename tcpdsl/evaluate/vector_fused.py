@@ -10,7 +10,7 @@ over any axis the result adds (the inter-slice reducer's fresh slots).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -46,20 +46,50 @@ def physical(chain: VectorChain, name: str) -> Array:
 
 def run_pass(chain: VectorChain, name: str) -> Array:
     """The stream after every step of ``chain``, over the logical terms of its last layout, reading the
-    source and the VRF operands as the evaluator ``name`` computes them."""
-    values, terms = typed(chain.source.logical(name), chain.source.dtype), chain.source.terms
+    source and the VRF operands as the evaluator ``name`` computes them.
+
+    A term the source repeats its values along (a broadcast), which every step keeps and no VRF
+    operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
+    and the result is broadcast back (read-only).
+    """
+    source = np.asarray(chain.source.logical(name))
+    single = _replicated(chain, source)
+    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
+    values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
+                   if single else source, chain.source.dtype)
     stash: Stream | None = None
     for step in chain.steps:
+        after = _narrowed(step.terms, single) if single else step.terms
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
-            values = _reduce(step, values, terms)
+            values = _reduce(step, values, terms, after)
         elif step.stage in WAY_MOVES:
-            values = rearrange(values, terms, step.terms)
+            values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
             values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
-        terms = step.terms
-    return values
+        terms = after
+    return np.broadcast_to(values, tuple(t.count for t in chain.terms)) if single else values
+
+
+def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
+    """The source terms along which ``source`` repeats one value (stride 0) that every step keeps and
+    that no VRF operand or reduce reads by axis: the pass computes the same along them."""
+    if 0 not in source.strides:
+        return frozenset()
+    repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    for step in chain.steps:
+        if not repeated:
+            break
+        read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
+        repeated = {t for t in repeated if t in step.terms and t.axis not in read and t.axis != step.reduce}
+    return frozenset(repeated)
+
+
+@lru_cache(maxsize=256)
+def _narrowed(terms: tuple[Digit, ...], single: frozenset[Digit]) -> tuple[Digit, ...]:
+    """``terms`` with each term of ``single`` cut to its first digit value."""
+    return tuple(replace(t, count=1) if t in single else t for t in terms)
 
 
 def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:
@@ -112,9 +142,8 @@ def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...])
     return vrf[how] if how else vrf
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...]) -> Array:
-    """Fold away the terms the step's layout no longer holds; broadcast over the ones it adds."""
-    after = step.terms
+def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
+    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
     kept_axes = set(axes_of(after))
     removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
     kept = tuple(t for i, t in enumerate(terms) if i not in removed)
