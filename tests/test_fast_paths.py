@@ -22,7 +22,9 @@ from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
+from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.vector_chain import VrfValues
@@ -362,3 +364,11 @@ def test_a_pass_over_a_replicated_stream_computes_each_distinct_value_once(vrf_a
     assert {t.axis for t in _replicated(replicated, x)} == ({"R"} if vrf_axes == "H" else set())
     got, expected = run_pass(replicated, "fused"), run_pass(whole, "fused")
     assert got.shape == expected.shape == (4,) and got.tobytes() == expected.tobytes()
+
+
+def test_a_replicated_operand_widens_its_distinct_values_once() -> None:
+    row = cast(np.array([0.0, -0.0, 1e-40, 3.5, np.nan, -np.inf, 1e38, -2.0**-130]), "bf16")
+    replicated = np.broadcast_to(row, (5, row.size))
+    got = _widened(replicated, "bf16", False)
+    expected = widen_values(np.ascontiguousarray(replicated), "bf16")
+    assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
