@@ -58,8 +58,13 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
                    if single else source, chain.source.dtype)
     stash: Stream | None = None
+    layouts = chain.source.layouts
     for step in chain.steps:
-        after = _narrowed(step.terms, single) if single else step.terms
+        if len(step.layouts) == len(layouts) and all(a is b for a, b in zip(step.layouts, layouts)):
+            after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
+        else:
+            after = _narrowed(step.terms, single) if single else step.terms
+        layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
