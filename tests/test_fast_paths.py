@@ -32,7 +32,7 @@ from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
-from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
+from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
 from tcpdsl.verify.vector_ops import (FpBinaryOp, FpMulAlu, InterSliceReduceOpF32, IntraSliceReduceOpF32,
                                      ReduceOp)
 
@@ -372,3 +372,23 @@ def test_a_replicated_operand_widens_its_distinct_values_once() -> None:
     got = _widened(replicated, "bf16", False)
     expected = widen_values(np.ascontiguousarray(replicated), "bf16")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+
+
+FLOAT_OPS = [(FpBinaryOp.ADD_F, np.add), (FpBinaryOp.SUB_F, np.subtract), (FpBinaryOp.DIV_F, np.divide),
+             (FpBinaryOp.MUL_F(FpMulAlu.MUL0), np.multiply)]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(FLOAT_OPS), st.lists(CELLS, min_size=16, max_size=16), st.booleans())
+def test_an_f32_op_reading_its_inputs_in_place_has_the_bits_of_the_copies(op: typing.Any, cells: list[int],
+                                                                          clean: bool) -> None:
+    stage_op, function = op
+    raw = np.array(cells, dtype=np.uint32).view(np.float32).reshape(2, 8)
+    stream, operand = (f32(raw[0]), f32(raw[1])) if clean else (raw[0].copy(), raw[1].copy())
+    before = (stream.tobytes(), operand.tobytes())
+    with np.errstate(all="ignore"):
+        expected = f32(function(f32(stream), f32(operand)))
+    got = binary(stage_op, stream, operand)
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+    assert (stream.tobytes(), operand.tobytes()) == before  # the inputs are read, never fixed in place
+    assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
