@@ -17,12 +17,14 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
+from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
+from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.scalars import cast
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
@@ -392,3 +394,20 @@ def test_an_f32_op_reading_its_inputs_in_place_has_the_bits_of_the_copies(op: ty
     assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
     assert (stream.tobytes(), operand.tobytes()) == before  # the inputs are read, never fixed in place
     assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    row = np.array([0.0, -0.0, 1e-40, 3.25, np.nan, -np.inf, 1e38, -2.0**-130, 1.0 + 2.0**-9, -7.0, 2.0, 5e-39],
+                   dtype=np.float32)
+    replicated = np.broadcast_to(row, (4, 12))
+
+    def flow(values: np.ndarray) -> Flow:
+        root = Root(mapping, "f32", terms, (), lambda name: values)
+        return Flow(root).then(Step("commit", mapping, "bf16", relu=relu)).then(Step("fetch", mapping, "f32"))
+
+    got = fused_logical(flow(replicated), "fused")
+    expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
+    assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
