@@ -15,15 +15,28 @@ import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms
+from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
+from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
+from tcpdsl.numerics.chain import _widened
+from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scalars import widen as widen_values
+from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
-from tcpdsl.numerics.vector_ops import _combine, _converted, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import InterSliceReduceOpF32, IntraSliceReduceOpF32, ReduceOp
+from tcpdsl.numerics.vector_chain import VrfValues
+from tcpdsl.verify import vector_compose as vc
+from tcpdsl.verify.families import VRF, TensorType
+from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_pass import STASH
+from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
+from tcpdsl.verify.vector_ops import (FpBinaryOp, FpMulAlu, InterSliceReduceOpF32, IntraSliceReduceOpF32,
+                                     ReduceOp)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -185,6 +198,7 @@ def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coor
 
 E = tcp.axis("E", 12)
 F = tcp.axis("F", 8)
+Dm = tcp.axis("Dm", 4)
 RELABELS = [
     # (source mapping, terms held, target mapping): padding of every kind, replication, unheld digits
     (m["E # 16, F"], m["E, F"], m["F, E # 16"]),
@@ -193,6 +207,7 @@ RELABELS = [
     (m["2, E, F"], m["E, F"], m["E, F, 2"]),
     (m["F, E / 2"], m["F, E / 2"], m["F / 2, E / 2, F % 2"]),
     (m["E # 16, F"], m["E, F"], m["E # 16, F"]),  # read back through its own layout: nothing moves
+    (m["Dm, E"], m["E"], m["Dm, E"]),  # every slot of Dm holds the same E: gathered once, broadcast
 ]
 
 
@@ -207,6 +222,13 @@ def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: ty
     got = relabel(values, terms, src, dst, dst_terms, dtype)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.tobytes() == expected.tobytes()
+
+
+def test_a_relabel_that_replicates_gathers_the_distinct_values_once() -> None:
+    terms = terms_of_mapping(m["E"])
+    values = cast(RNG.integers(-100, 100, 12), "bf16")
+    got = relabel(values, terms, m["Dm, E"], m["Dm, E"], logical_terms(m["Dm, E"]), "bf16")
+    assert got.shape == (4, 12) and got.strides[0] == 0 and not got.flags.writeable
 
 
 WRITES = [
@@ -246,3 +268,146 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+
+
+# -- a contraction as a planned matrix product --------------------------------------------------
+
+ROLES = ("batch", "summed", "left", "right")
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 4)), min_size=1, max_size=6), st.randoms())
+def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]], shuffle: typing.Any) -> None:
+    roles = {k: role for k, (role, _) in enumerate(digits)}
+    sizes = {k: size for k, (_, size) in enumerate(digits)}
+    lsubs = [k for k, role in roles.items() if role != "right"]
+    rsubs = [k for k, role in roles.items() if role != "left"]
+    keep = [k for k, role in roles.items() if role != "summed"]
+    for subs in (lsubs, rsubs, keep):
+        shuffle.shuffle(subs)
+    plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
+    if "summed" not in roles.values():  # nothing summed: a plain product, left to einsum
+        assert plan is None
+        return
+    assert plan is not None
+    # Small integers sum exactly in f32 in any order, so the product and the einsum must agree bit for bit.
+    lhs = RNG.integers(-8, 8, [sizes[k] for k in lsubs]).astype(np.float32)
+    rhs = RNG.integers(-8, 8, [sizes[k] for k in rsubs]).astype(np.float32)
+    expected = np.einsum(lhs, lsubs, rhs, rsubs, keep)
+    got = plan.apply(lhs, rhs)
+    assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+@pytest.mark.parametrize(("subscripts", "why"), [
+    (((0, 1), (1, 2), (0, 2)), "a digit of size 1"),
+    (((0, 1, 3), (1, 2), (0, 2)), "a digit summed on the left only"),
+])
+def test_a_contraction_einsum_would_split_is_left_to_einsum(subscripts: typing.Any, why: str) -> None:
+    sizes = {0: 3, 1: 4, 2: 1 if why == "a digit of size 1" else 5, 3: 2}
+    assert plan_matmul(subscripts, sizes) is None
+
+
+# -- a VRF operand read by plan ----------------------------------------------------------------
+
+N = tcp.axis("N", 6)
+G = tcp.axis("G", 2)
+D = tcp.axis("D", 32)
+H = tcp.axis("H", 16)
+R = tcp.axis("R", 3)
+VRF_READS = [
+    # (VRF terms, stream terms): a replicated stream, a transposed VRF, an axis the stream lacks, a VRF digit
+    # the stream splits, and a stream digit the VRF spans only part of
+    (m["H"], m["Dm, H"]),
+    (m["D, N"], m["N, G, D"]),
+    (m["N, R"], m["N, G"]),
+    (m["D"], m["D / 16, N, D % 16"]),
+    (m["D / 4"], m["D"]),
+    (m["D % 8, N / 2"], m["N, D"]),
+]
+
+
+@pytest.mark.parametrize(("vrf_map", "stream_map"), VRF_READS)
+def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typing.Any, stream_map: typing.Any) -> None:
+    vrf_terms, terms = terms_of_mapping(vrf_map), terms_of_mapping(stream_map)
+    vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
+    stream_shape = tuple(t.count for t in terms)
+    expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
+    got = read_vrf(vrf, vrf_terms, terms)
+    assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
+
+
+# -- a vector pass over a replicated stream -----------------------------------------------------
+
+@pytest.mark.parametrize("vrf_axes", ["H", "R H"])
+def test_a_pass_over_a_replicated_stream_computes_each_distinct_value_once(vrf_axes: str) -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    sizes = {"R": 4, "H": 64}
+    row = RNG.standard_normal(64).astype(np.float32)
+    x = np.broadcast_to(row, (4, 64))
+    p = tag(Pass(x, "R H", ["1", "1", "R # 64", "H / 8", "H % 8"], sizes))
+    p.call(Stage.VECTOR_NARROW_SPLIT, vc.vector_narrow_split, out_time=p.m("H / 4"), out_packet=p.m("H % 4"))
+    p.call(Stage.VECTOR_STASH, vc.vector_stash)
+    mul = FpBinaryOp.MUL_F(FpMulAlu.MUL0)
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=mul, operand=STASH, record={"op": mul, "operands": (STASH,)})
+    weights = RNG.standard_normal((4, 64) if vrf_axes == "R H" else 64).astype(np.float32)
+    vrf = VrfValues(lambda name: weights, logical_terms(p.m(vrf_axes.replace(" ", ", "))))
+    operand = TensorType(VRF, ("f32",), (p.m("1"), p.m("1"), p.m("R # 64"), p.m("H")))
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=FpBinaryOp.ADD_F, operand=operand,
+           record={"op": FpBinaryOp.ADD_F, "operands": (vrf,)})
+    add = IntraSliceReduceOpF32.ADD
+    p.call(Stage.VECTOR_INTRA_SLICE_REDUCE, vc.vector_intra_slice_reduce, op=add, reduce="H",
+           out_time=p.m("1"), out_packet=p.m("1 # 4"), record={"op": add, "reduce": "H"})
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+    chain = final(p).chain
+    replicated = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: x))
+    whole = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: x.copy()))
+    # The term is computed once only where no VRF operand reads along it.
+    assert {t.axis for t in _replicated(replicated, x)} == ({"R"} if vrf_axes == "H" else set())
+    got, expected = run_pass(replicated, "fused"), run_pass(whole, "fused")
+    assert got.shape == expected.shape == (4,) and got.tobytes() == expected.tobytes()
+
+
+def test_a_replicated_operand_widens_its_distinct_values_once() -> None:
+    row = cast(np.array([0.0, -0.0, 1e-40, 3.5, np.nan, -np.inf, 1e38, -2.0**-130]), "bf16")
+    replicated = np.broadcast_to(row, (5, row.size))
+    got = _widened(replicated, "bf16", False)
+    expected = widen_values(np.ascontiguousarray(replicated), "bf16")
+    assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+
+
+FLOAT_OPS = [(FpBinaryOp.ADD_F, np.add), (FpBinaryOp.SUB_F, np.subtract), (FpBinaryOp.DIV_F, np.divide),
+             (FpBinaryOp.MUL_F(FpMulAlu.MUL0), np.multiply)]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(FLOAT_OPS), st.lists(CELLS, min_size=16, max_size=16), st.booleans())
+def test_an_f32_op_reading_its_inputs_in_place_has_the_bits_of_the_copies(op: typing.Any, cells: list[int],
+                                                                          clean: bool) -> None:
+    stage_op, function = op
+    raw = np.array(cells, dtype=np.uint32).view(np.float32).reshape(2, 8)
+    stream, operand = (f32(raw[0]), f32(raw[1])) if clean else (raw[0].copy(), raw[1].copy())
+    before = (stream.tobytes(), operand.tobytes())
+    with np.errstate(all="ignore"):
+        expected = f32(function(f32(stream), f32(operand)))
+    got = binary(stage_op, stream, operand)
+    assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+    assert (stream.tobytes(), operand.tobytes()) == before  # the inputs are read, never fixed in place
+    assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
+
+
+@pytest.mark.parametrize("relu", [False, True])
+def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    row = np.array([0.0, -0.0, 1e-40, 3.25, np.nan, -np.inf, 1e38, -2.0**-130, 1.0 + 2.0**-9, -7.0, 2.0, 5e-39],
+                   dtype=np.float32)
+    replicated = np.broadcast_to(row, (4, 12))
+
+    def flow(values: np.ndarray) -> Flow:
+        root = Root(mapping, "f32", terms, (), lambda name: values)
+        return Flow(root).then(Step("commit", mapping, "bf16", relu=relu)).then(Step("fetch", mapping, "f32"))
+
+    got = fused_logical(flow(replicated), "fused")
+    expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
+    assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()

@@ -1,8 +1,9 @@
 """Planning the fused fold: what depends only on the mappings, the operand axes and shapes.
 
-Planning walks slots and digit chains in Python; running a plan is one einsum, so a plan is
-computed once per kernel type (:func:`plan_fold` caches it) and reused on every call. How the
-digits are chosen is described in :mod:`tcpdsl.evaluate.fused`.
+Planning walks slots and digit chains in Python; running a plan is one einsum, or the batched
+matrix product that einsum would reach (:class:`Matmul`), so a plan is computed once per kernel
+type (:func:`plan_fold` caches it) and reused on every call. How the digits are chosen is
+described in :mod:`tcpdsl.evaluate.fused`.
 """
 
 from __future__ import annotations
@@ -131,6 +132,72 @@ def term_cut(cut: _Cut, axes: tuple[str, ...], chain: DigitChain, terms: tuple[D
 
 
 @dataclass(frozen=True)
+class Matmul:
+    """A pairwise contraction as one batched matrix product, planned from the subscripts.
+
+    It is the product numpy's optimized einsum reaches for two operands, found once instead of on
+    every call: the weight side (``rhs``) becomes ``[batch, kept, summed]`` and the stream side
+    ``[batch, summed, kept]``, each by a transpose and a reshape (a view where the digits merge, a
+    copy as einsum makes otherwise), and the product is split and transposed into the kept order.
+    The same arrays reach the same ``matmul``, so the bits are einsum's (docs/runtime.md §3.4).
+    """
+
+    rhs_order: tuple[int, ...]
+    rhs_shape: tuple[int, ...] | None
+    lhs_order: tuple[int, ...]
+    lhs_shape: tuple[int, ...] | None
+    split: tuple[int, ...] | None  # the product's dimensions cut back into digits
+    order: tuple[int, ...] | None  # then moved into the kept order
+
+    def apply(self, lhs: Array, rhs: Array) -> Array:
+        a = rhs.transpose(self.rhs_order)
+        b = lhs.transpose(self.lhs_order)
+        if self.rhs_shape is not None:
+            a = a.reshape(self.rhs_shape)
+        if self.lhs_shape is not None:
+            b = b.reshape(self.lhs_shape)
+        product: Array = np.matmul(a, b)
+        if self.split is not None:
+            product = product.reshape(self.split)
+        return product if self.order is None else product.transpose(self.order)
+
+
+def plan_matmul(subscripts: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]],
+                sizes: dict[int, int]) -> Matmul | None:
+    """The :class:`Matmul` of an einsum over ``subscripts`` (left, right, kept) with these digit
+    sizes, or None where einsum would do more than one product: a digit of size 1, a digit summed in
+    one operand only, or nothing summed (a plain multiplication)."""
+    lsubs, rsubs, keep = subscripts
+    if any(sizes[d] == 1 for d in (*lsubs, *rsubs)) or len(set(lsubs)) < len(lsubs) or len(set(rsubs)) < len(rsubs):
+        return None
+    batch = [d for d in rsubs if d in lsubs and d in keep]
+    summed = [d for d in rsubs if d in lsubs and d not in keep]
+    rhs_kept = [d for d in rsubs if d not in lsubs and d in keep]
+    lhs_kept = [d for d in lsubs if d not in rsubs and d in keep]
+    if not summed or len(batch) + len(summed) + len(rhs_kept) < len(rsubs) \
+            or len(batch) + len(summed) + len(lhs_kept) < len(lsubs):
+        return None
+    groups = [batch] if batch else []
+    rhs_groups, lhs_groups, out_groups = [*groups, rhs_kept, summed], [*groups, summed, lhs_kept], \
+        [*groups, rhs_kept, lhs_kept]
+
+    def merged(parts: list[list[int]]) -> tuple[int, ...] | None:
+        if all(len(part) == 1 for part in parts):
+            return None
+        return tuple(math.prod(sizes[d] for d in part) for part in parts)
+
+    produced = [*batch, *rhs_kept, *lhs_kept]
+    return Matmul(
+        rhs_order=tuple(rsubs.index(d) for d in (*batch, *rhs_kept, *summed)),
+        rhs_shape=merged(rhs_groups),
+        lhs_order=tuple(lsubs.index(d) for d in (*batch, *summed, *lhs_kept)),
+        lhs_shape=merged(lhs_groups),
+        split=None if all(len(part) == 1 for part in out_groups) else tuple(sizes[d] for d in produced),
+        order=None if produced == list(keep) else tuple(produced.index(d) for d in keep),
+    )
+
+
+@dataclass(frozen=True)
 class FoldPlan:
     """Everything about a fold that depends only on the mappings, the operand axes and shapes.
 
@@ -146,7 +213,8 @@ class FoldPlan:
     multiplicity: int
     terms: int
     acc: str
-    optimize: bool  # through numpy's optimized einsum (BLAS), worth its planning for large products
+    optimize: bool  # through BLAS, worth its setup for large products
+    matmul: Matmul | None  # the product optimize reaches, planned here
 
     def run(self, lhs: Array, rhs: Array) -> Folded:
         """The fold of ``lhs`` and ``rhs`` (logical, widened to the accumulator) by this plan."""
@@ -154,7 +222,7 @@ class FoldPlan:
 
     def run_cut(self, left: Array, right: Array) -> Folded:
         """The fold of operands already cut into the einsum's inputs (:meth:`_Cut.apply`, :class:`TermCut`)."""
-        summed = _contract(left, right, self.subscripts, self.acc, self.terms, self.optimize)
+        summed = _contract(left, right, self.subscripts, self.acc, self.terms, self.optimize, self.matmul)
         if self.acc == "f32":
             values = summed * np.float32(self.multiplicity) if self.multiplicity != 1 else summed
         else:
@@ -163,9 +231,11 @@ class FoldPlan:
 
 
 def _contract(lhs: Array, rhs: Array, subscripts: tuple[tuple[int, ...], ...], acc: str, terms: int,
-              optimize: bool) -> Array:
+              optimize: bool, matmul: Matmul | None) -> Array:
     lsubs, rsubs, keep = subscripts
     def run(a: Array, b: Array) -> Array:
+        if optimize and matmul is not None:
+            return matmul.apply(a, b)
         result: Array = np.einsum(a, list(lsubs), b, list(rsubs), list(keep), optimize=optimize)
         return result
 
@@ -230,5 +300,7 @@ def plan_fold(lhs_axes: tuple[str, ...], lhs_shape: tuple[int, ...], lhs_map: St
     subscripts = (tuple(ids[d] for d in left.subs), tuple(ids[d] for d in right.subs), tuple(ids[d] for d in keep))
     # numpy's optimized einsum reaches BLAS, but choosing its path costs more than a small product
     # takes in the plain loop (docs/runtime.md §3.4).
-    optimize = math.prod(chain.radix(*d) for d in ids) > _SMALL_PRODUCT
-    return FoldPlan(chain, left, right, subscripts, keep, multiplicity, terms, acc, optimize)
+    sizes = {k: chain.radix(*digit) for digit, k in ids.items()}
+    optimize = math.prod(sizes.values()) > _SMALL_PRODUCT
+    return FoldPlan(chain, left, right, subscripts, keep, multiplicity, terms, acc, optimize,
+                    plan_matmul(subscripts, sizes) if optimize else None)

@@ -20,6 +20,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Step
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
 from tcpdsl.numerics.switch_ops import ring_pass, switch_route
+from tcpdsl.numerics.term_arrays import distinct
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics.transpose_ops import transpose_flits
 from tcpdsl.verify.stage import Stage
@@ -28,15 +29,18 @@ Array = npt.NDArray[Any]
 
 
 def fused_logical(flow: Flow, name: str) -> Array:
-    """The flow's values over its root's terms: the root's values cast at each change of dtype."""
+    """The flow's values over its root's terms: the root's values cast at each change of dtype, each
+    distinct value once where the root repeats one along a term (read-only then)."""
     key = f"{name}:logical"
     found = flow.cache.get(key)
     if found is None:
-        values, dtype = flow.root.logical(name), flow.root.dtype
+        root = flow.root.logical(name)
+        # A replicated term is cast once, then broadcast.
+        values, dtype = distinct(root) if 0 in root.strides else root, flow.root.dtype
         for step in flow.steps:
             values = np.maximum(values, 0) if step.relu else values
             values, dtype = convert(values, dtype, step.dtype), step.dtype
-        found = flow.cache[key] = values
+        found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
     return np.asarray(found)
 
 

@@ -2,13 +2,16 @@
 
 The stream is an array with one dimension per logical term of its layout. Element-wise steps are
 whole-array numpy ops; a VRF operand is indexed by the coordinates of the stream's elements on the
-VRF's axes (broadcast by axis name), the stash by term. Narrow and widen move no value, only the
+VRF's axes (broadcast by axis name), planned once per pair of term lists and a view wherever the
+stream holds the VRF's terms, the stash by term. Narrow and widen move no value, only the
 terms the array is grouped by. A reduce folds the terms it removes in index order and broadcasts
 over any axis the result adds (the inter-slice reducer's fresh slots).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import reduce_fold
@@ -42,27 +46,62 @@ def physical(chain: VectorChain, name: str) -> Array:
 
 def run_pass(chain: VectorChain, name: str) -> Array:
     """The stream after every step of ``chain``, over the logical terms of its last layout, reading the
-    source and the VRF operands as the evaluator ``name`` computes them."""
-    values, terms = typed(chain.source.logical(name), chain.source.dtype), chain.source.terms
+    source and the VRF operands as the evaluator ``name`` computes them.
+
+    A term the source repeats its values along (a broadcast), which every step keeps and no VRF
+    operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
+    and the result is broadcast back (read-only).
+    """
+    source = np.asarray(chain.source.logical(name))
+    single = _replicated(chain, source)
+    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
+    values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
+                   if single else source, chain.source.dtype)
     stash: Stream | None = None
+    layouts = chain.source.layouts
     for step in chain.steps:
+        if len(step.layouts) == len(layouts) and all(a is b for a, b in zip(step.layouts, layouts)):
+            after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
+        else:
+            after = _narrowed(step.terms, single) if single else step.terms
+        layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
-            values = _reduce(step, values, terms)
+            values = _reduce(step, values, terms, after)
         elif step.stage in WAY_MOVES:
-            values = rearrange(values, terms, step.terms)
+            values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
             values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
-        terms = step.terms
-    return values
+        terms = after
+    return np.broadcast_to(values, tuple(t.count for t in chain.terms)) if single else values
+
+
+def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
+    """The source terms along which ``source`` repeats one value (stride 0) that every step keeps and
+    that no VRF operand or reduce reads by axis: the pass computes the same along them."""
+    if 0 not in source.strides:
+        return frozenset()
+    repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    for step in chain.steps:
+        if not repeated:
+            break
+        read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
+        repeated = {t for t in repeated if t in step.terms and t.axis not in read and t.axis != step.reduce}
+    return frozenset(repeated)
+
+
+@lru_cache(maxsize=256)
+def _narrowed(terms: tuple[Digit, ...], single: frozenset[Digit]) -> tuple[Digit, ...]:
+    """``terms`` with each term of ``single`` cut to its first digit value."""
+    return tuple(replace(t, count=1) if t in single else t for t in terms)
 
 
 def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
-        return broadcast_vrf(operand.read(name), operand.terms, term_coordinates(terms))
+        return read_vrf(operand.read(name), operand.terms, terms)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
 
@@ -76,9 +115,40 @@ def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Ar
     return np.asarray(vrf[tuple(np.broadcast_to(i, shape) for i in index)] if index else vrf)
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...]) -> Array:
-    """Fold away the terms the step's layout no longer holds; broadcast over the ones it adds."""
-    after = step.terms
+@dataclass(frozen=True)
+class _View:
+    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order, with a
+    dimension of 1 for each stream term the VRF lacks."""
+
+    order: tuple[int, ...]
+    fresh: tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _View | tuple[Array, ...]:
+    """How :func:`read_vrf` reads: a view when the stream holds every term of the VRF as its own
+    dimension (a stream digit then names the VRF index of its term and nothing else, since the
+    terms of one axis cover disjoint digits); else the index arrays of :func:`broadcast_vrf`."""
+    if all(t in terms for t in vrf_terms):
+        order = sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k]))
+        return _View(tuple(order), tuple(k for k, t in enumerate(terms) if t not in vrf_terms))
+    coords = term_coordinates(terms)
+    zero = np.zeros((), dtype=np.int64)
+    index = tuple(frozen((coords.get(t.axis, zero) // t.stride) % t.count) for t in vrf_terms)
+    return index
+
+
+def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
+    """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
+    term lists and broadcastable to the stream rather than as large as it."""
+    how = _vrf_reading(vrf_terms, terms)
+    if isinstance(how, _View):
+        return np.expand_dims(vrf.transpose(how.order), how.fresh)
+    return vrf[how] if how else vrf
+
+
+def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
+    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
     kept_axes = set(axes_of(after))
     removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
     kept = tuple(t for i, t in enumerate(terms) if i not in removed)

@@ -18,10 +18,18 @@ from tcpdsl.algebra import Mapping, pairs
 from tcpdsl.numerics.kept import derived
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import widen
-from tcpdsl.numerics.term_arrays import coordinate_array, coordinate_extents
+from tcpdsl.numerics.term_arrays import coordinate_array, coordinate_extents, distinct
 from tcpdsl.verify.lane_mode import LaneMode
 from tcpdsl.verify.params import LaneParams, OuterParams, PacketParams, TimeParams
 from tcpdsl.verify.stage import Stage
+
+
+def _widened(values: npt.NDArray[Any], dtype: str, canonical: bool) -> npt.NDArray[Any]:
+    """``values`` widened, each distinct value once where they repeat along a dimension (a stream
+    replicated over slices); then broadcast back, read-only."""
+    base = distinct(values)
+    out = widen(base, dtype, canonical=canonical)
+    return out if base is values else np.broadcast_to(out, values.shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,13 +73,12 @@ class Operand:
         Frozen values (a typed tensor's own data, such as weights) are widened once and the result
         is kept (:mod:`tcpdsl.numerics.kept`).
         """
-        return derived(self.values, ("widen", self.dtype, self.canonical), widen, self.dtype, canonical=self.canonical)
+        return derived(self.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical)
 
     def widened_held(self) -> npt.NDArray[Any]:
         """The tensor's own array (one dimension per term) widened like :meth:`widened`."""
         assert self.tensor is not None
-        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), widen, self.dtype,
-                       canonical=self.canonical)
+        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical)
 
     @property
     def shape(self) -> tuple[int, ...]:

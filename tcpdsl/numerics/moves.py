@@ -51,20 +51,25 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
 
     The cells move the same way for every call of a kernel, so the move is planned once as a gather
     over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
-    there, poison or 0.
+    there, poison or 0. A term the read replicates (every index along it reads the same value) is
+    gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
     """
-    index = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
-    if index is None:  # every element stays where it is: the values themselves, read-only
+    found = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
+    if found is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
+    index, shape = found
     ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
-    return np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+    gathered = np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+    return gathered if gathered.shape == shape else np.broadcast_to(gathered, shape)
 
 
 @lru_cache(maxsize=256)
 def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
-                 shape: tuple[int, ...]) -> IntArray | None:
-    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison;
-    None when every element reads its own value (a stream read back through its own layout).
+                 shape: tuple[int, ...]) -> tuple[IntArray, tuple[int, ...]] | None:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison,
+    with a dimension of 1 along each term every index of which reads the same, and the shape to
+    broadcast that to; None when every element reads its own value (a stream read back through its
+    own layout).
 
     Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
     here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
@@ -74,7 +79,14 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
     held, axes = coordinate_array(positions, terms)
     buffer = to_physical(held, axes, src.node, fill=-1, zero_fill=0)
     index = to_terms(buffer, dst.node, dst_terms)
-    return None if index.shape == positions.shape and np.array_equal(index, positions) else frozen(index)
+    if index.shape == positions.shape and np.array_equal(index, positions):
+        return None
+    full = index.shape
+    for k in range(index.ndim):
+        first = index[(slice(None),) * k + (slice(0, 1),)]
+        if index.shape[k] > 1 and np.array_equal(np.broadcast_to(first, index.shape), index):
+            index = first
+    return frozen(index), full
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:

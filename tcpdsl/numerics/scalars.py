@@ -189,6 +189,12 @@ def flush_f32(x: Array) -> Array:
     return out
 
 
+def has_special_f32(x: Array) -> bool:
+    """Whether :func:`flush_f32` would change a cell of the f32 array ``x`` (it reads ``x`` only)."""
+    bits = np.ascontiguousarray(x).view(np.uint32).reshape(-1)
+    return bool(_extremes(bits, 0x7F800000, 0x00800000).size)
+
+
 def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[Array], Array]) -> Array:
     """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below

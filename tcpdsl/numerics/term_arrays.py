@@ -96,6 +96,14 @@ def _order(t: Digit) -> tuple[str, int]:
     return t.axis, t.stride
 
 
+def distinct(values: Array) -> Array:
+    """``values`` cut to length 1 along every dimension it repeats one value along (a broadcast, of
+    stride 0): all an element-wise computation needs, broadcast back to the shape afterwards."""
+    if 0 not in values.strides:
+        return values
+    return values[tuple(slice(0, 1) if s == 0 else slice(None) for s in values.strides)]
+
+
 def coordinate_array(values: Array, terms: Sequence[Digit]) -> tuple[Array, tuple[str, ...]]:
     """``(array, axes)``: one dimension per axis of ``terms``, the element at coordinate ``c`` at
     index ``c`` (each axis as long as its top held coordinate needs).

@@ -10,8 +10,8 @@ evaluator (a contraction result), so each evaluator asks for them by its own nam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from typing import Any
 
 import numpy.typing as npt
@@ -67,12 +67,12 @@ class PassSource:
     axes: frozenset[str] = frozenset()  # the axes the data has; the layout may replicate it over more
     origin: object = field(default=None, repr=False)  # the flow or chain it comes from, for an independent check
 
-    @property
+    @cached_property
     def mapping(self) -> Mapping:
         return _paired(tuple(map(StructKey, self.layouts)))[0]
 
-    @property
-    def terms(self) -> tuple[Digit, ...]:
+    @cached_property
+    def terms(self) -> tuple[Digit, ...]:  # read on every step of every evaluation: kept on the object
         return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
@@ -91,12 +91,12 @@ class PassStep:
     int_width: int = 0
     dtype: str = ""
 
-    @property
+    @cached_property
     def mapping(self) -> Mapping:
         return _paired(tuple(map(StructKey, self.layouts)))[0]
 
-    @property
-    def terms(self) -> tuple[Digit, ...]:
+    @cached_property
+    def terms(self) -> tuple[Digit, ...]:  # read on every step of every evaluation: kept on the object
         return _paired(tuple(map(StructKey, self.layouts)))[1]
 
 
@@ -109,7 +109,7 @@ class VectorChain:
     cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def with_step(self, step: PassStep) -> VectorChain:
-        return replace(self, steps=(*self.steps, step))
+        return VectorChain(self.source, (*self.steps, step))  # cheaper than dataclasses.replace, on every method
 
     @property
     def layouts(self) -> tuple[Mapping, ...]:

@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.numerics.scalars import flush_f32
+from tcpdsl.numerics.scalars import flush_f32, has_special_f32
 from tcpdsl.verify.vector_ops import (
     I32,
     I32_MAX,
@@ -48,6 +48,19 @@ _WORD: Final = 32
 def f32(x: object) -> Array:
     """``x`` as an f32 array with the RNGD rules applied (a fresh array)."""
     return flush_f32(np.array(x, dtype=np.float32))  # flushes the copy in place, touching only special cells
+
+
+def _read_f32(x: object) -> Array:
+    """``x`` as :func:`f32` gives it, for reading only: ``x`` itself when it is an f32 array with no cell
+    the rules change (the stream between two steps always is), else a fixed copy."""
+    if isinstance(x, np.ndarray) and x.dtype == np.float32 and not has_special_f32(x):
+        return x
+    return f32(x)
+
+
+def _fixed(result: object) -> Array:
+    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it)."""
+    return flush_f32(np.asarray(result, dtype=np.float32))
 
 
 def i32(x: object) -> Array:
@@ -153,7 +166,7 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 def fp_unary(op: FpUnaryOp, x: object) -> Array:
     """``op(x)`` on f32."""
     with np.errstate(all="ignore"):
-        return f32(_UNARY[op](f32(x)))
+        return _fixed(_UNARY[op](_read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -174,10 +187,10 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, f32(stream), f32(operand))
+    a, b = _arguments(mode, _read_f32(stream), _read_f32(operand))
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
     with np.errstate(all="ignore"):
-        return f32(function(a, b))
+        return _fixed(function(a, b))
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
