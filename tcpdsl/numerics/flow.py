@@ -117,6 +117,12 @@ class Flow:
         return self.steps[-1].dtype if self.steps else self.root.dtype
 
     @property
+    def evaluated(self) -> tuple[str, ...]:
+        """The evaluators that have computed this flow's values, first first: each keeps them in ``cache``
+        under keys that begin with its name and a colon."""
+        return tuple(dict.fromkeys(key.partition(":")[0] for key in self.cache))
+
+    @property
     def context(self) -> str:
         """The tensor-unit context of the stream (``main`` unless a step says otherwise)."""
         return next((s.context for s in reversed(self.steps) if s.context is not None), "main")

@@ -75,9 +75,28 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
                      source=parent if whole else Window(parent, element, offset)))
 
 
+def settled(flow: Flow) -> Flow:
+    """``flow``, or, when it is a write into a memory tensor whose values an evaluator has read, those values
+    as a root of their own, as if placed from the host (docs/runtime.md §4, "Writes read once").
+
+    The write's links (to the tensor before it and to the stream it wrote) are what a schedule draws and an
+    oracle follows; once its values are known, a later write needs none of them, so a tensor written once
+    per step (a KV cache) holds one step's links and values, not every earlier step's. Each evaluator that
+    read the values keeps them; another reads them laid out as from the host.
+    """
+    root, names = flow.root, flow.evaluated
+    if flow.steps or not isinstance(root.source, Written) or not names:
+        return flow
+    values = get_evaluator(names[0]).flow_logical(flow)
+    return Flow(Root(root.mapping, root.dtype, root.terms, root.fixed, lambda name: values,
+                     source=Tensor.of_terms(values, root.terms, root.fixed)), cache=dict(flow.cache))
+
+
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
     """``parent`` (``element`` cells per slice) after ``written``, a flow ending on a window of it ``offset``
-    cells in, is written into it."""
+    cells in, is written into it; an earlier write into ``parent`` whose values were read is kept as its
+    values (:func:`settled`)."""
+    parent = settled(parent)
     mapping, root = parent.mapping, parent.root
 
     def physical(name: str) -> Buffer:
