@@ -96,7 +96,12 @@ class Step:
 
 @dataclass(frozen=True, eq=False)
 class Flow:
-    """A root and the steps taken from it; the values are computed by an evaluator and kept per evaluator."""
+    """A root and the steps taken from it; the values are computed by an evaluator and kept per evaluator.
+
+    ``cache`` holds them under ``<evaluator>:logical`` (the values over the root's terms) and
+    ``<evaluator>:physical`` (the buffer over the last mapping and its poison mask); for a flow without
+    steps these are its root's own values, so a root may fill them itself.
+    """
 
     root: Root
     steps: tuple[Step, ...] = ()

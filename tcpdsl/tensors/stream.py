@@ -98,13 +98,25 @@ def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow
     values (:func:`settled`)."""
     parent = settled(parent)
     mapping, root = parent.mapping, parent.root
+    # The flow's own cache: a flow that continues the tensor (a DMA out of it) shares its root, so the write
+    # is computed once per evaluator and the tensor knows that its values were read.
+    kept: dict[str, Any] = {}
 
     def physical(name: str) -> Buffer:
-        return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
+        key = f"{name}:physical"
+        if key not in kept:
+            kept[key] = write_window(buffer_of(parent, name), buffer_of(written, name), element, offset,
+                                     written.mapping)
+        return kept[key]  # type: ignore[no-any-return]
 
-    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
-                     lambda name: get_evaluator(name).flow_written(parent, written, element, offset), physical,
-                     source=Written(parent, written, element, offset)))
+    def logical(name: str) -> Array:
+        key = f"{name}:logical"
+        if key not in kept:
+            kept[key] = get_evaluator(name).flow_written(parent, written, element, offset)
+        return kept[key]  # type: ignore[no-any-return]
+
+    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed, logical, physical,
+                     source=Written(parent, written, element, offset)), cache=kept)
 
 
 class FlowTensor(TensorBase):
