@@ -34,13 +34,14 @@ from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
-from tcpdsl.numerics.moves import lay_out, relabel, written as written_values
+from tcpdsl.numerics.moves import lay_out, relabel, window, written as written_values
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.windows import window_values
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -261,6 +262,17 @@ class FusedEvaluator:
         """A stream's last buffer read through ``mapping`` over ``terms`` (``reshape``), as a planned gather."""
         root = flow.root
         return relabel(fused_logical(flow, self.name), root.terms, flow.mapping, mapping, terms, flow.dtype)
+
+    def flow_window(self, parent: Flow, element: int, offset: int, mapping: Mapping, terms: tuple[Digit, ...],
+                    dtype: str) -> Array:
+        """The values over ``terms`` of a window over ``mapping`` of ``parent`` (``element`` cells per slice),
+        ``offset`` cells in: a slice of the parent's values when the window is a box of whole slots, else
+        read through the parent laid out."""
+        values = fused_logical(parent, self.name)
+        found = window_values(values, parent.root.terms, parent.mapping, element, offset, mapping, terms)
+        if found is not None:
+            return found
+        return to_terms(window(self.flow_buffer(parent), element, offset, mapping, dtype)[0], mapping, terms)
 
     def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
         """``parent``'s values over its root's terms after ``written`` is written into its window

@@ -17,7 +17,6 @@ from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
-from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
@@ -69,7 +68,7 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         # fused one without laying the tensor out; docs/runtime.md §4).
         if whole:
             return get_evaluator(name).flow_logical(parent)
-        return to_terms(physical(name)[0], spec.mapping, terms)
+        return get_evaluator(name).flow_window(parent, element, offset, spec.mapping, terms, dtype)
 
     return Flow(Root(spec.mapping, dtype, terms, fixed, logical, physical,
                      source=parent if whole else Window(parent, element, offset)))
