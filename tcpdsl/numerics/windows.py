@@ -2,11 +2,13 @@
 the window is a box of whole slots (docs/runtime.md §4, "Windows read by slots").
 
 A window (a tile, a padded view) reads cell ``p + offset`` of each slice's Element for its cell ``p``.
-When both mappings are regular views over their terms and the window's slots stride like the tensor's,
-the offset is a start in each slot; if no digit then runs past the tensor's live count, every live cell
-of the window reads a live cell of the tensor slot by slot, and the window's values are a slice of the
-tensor's digit array; a write into it sets that slice of a copy. That costs the window's size (and a
-write the tensor's copy), where laying the tensor out costs the tensor's several times over.
+When both mappings are regular views over their terms, of one size, both are cut into the same pieces
+(at every slot boundary of either and at the slice's end: a live digit cut into digits of its axis, or
+into itself and padding above it). The offset is then a start in each piece; if no digit runs past the
+tensor's live count, every live cell of the window reads a live cell of the tensor piece by piece, and
+the window's values are a slice of the tensor's digit array; a write into it sets that slice of a copy.
+That costs the window's size (and a write the tensor's copy), where laying the tensor out costs the
+tensor's several times over.
 """
 
 from __future__ import annotations
@@ -26,14 +28,14 @@ Array = npt.NDArray[Any]
 
 @dataclass(frozen=True)
 class _Box:
-    """How a window reads the tensor's digit array: ``index`` per kept slot of the tensor, then ``spread``
-    (a new axis per slot that only the window keeps, to ``counts``), then into the window's terms."""
+    """How a window reads the tensor's digit array: ``index`` per kept piece of the tensor, then ``spread``
+    (a new axis per piece that only the window keeps, to ``counts``), then into the window's terms."""
 
     tensor_digits: tuple[int, ...]
     tensor_inverse: tuple[int, ...]
     index: tuple[slice | int, ...]
-    spread: tuple[int, ...]  # where a slot only the window keeps takes a new axis, in the sliced array
-    counts: tuple[int, ...]  # the window's kept slots' live counts, outermost first
+    spread: tuple[int, ...]  # where a piece only the window keeps takes a new axis, in the sliced array
+    counts: tuple[int, ...]  # the window's kept pieces' live counts, outermost first
     window_digits: tuple[int, ...]
     window_inverse: tuple[int, ...]
     shape: tuple[int, ...]  # one dimension per window term
@@ -43,7 +45,7 @@ class _Box:
 
 
 def box_values(values: Array, terms: tuple[Digit, ...], mapping: Mapping, element: int, offset: int,
-                  window: Mapping, window_terms: tuple[Digit, ...]) -> Array | None:
+               window: Mapping, window_terms: tuple[Digit, ...]) -> Array | None:
     """The logical values over ``window_terms`` of the window over ``window`` whose Element cell ``p`` is cell
     ``p + offset`` of ``mapping``'s (``element`` cells per slice), whose values over ``terms`` are ``values``;
     None when the window is not a box of whole slots (then it is read through the laid-out tensor)."""
@@ -59,7 +61,7 @@ def box_values(values: Array, terms: tuple[Digit, ...], mapping: Mapping, elemen
 
 
 def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: Array, new_terms: tuple[Digit, ...],
-                   window: Mapping, element: int, offset: int) -> Array | None:
+                window: Mapping, element: int, offset: int) -> Array | None:
     """The values over ``terms`` of the tensor (``values`` laid out on ``mapping``) after ``new`` (over
     ``new_terms``, laid out on ``window``) is written into its window ``offset`` cells in: a copy of
     ``values`` with the box's slice set. None when the window is no box, or a cell of either side has
@@ -67,7 +69,7 @@ def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: 
     box = _box(StructKey(mapping), terms, element, offset, StructKey(window), new_terms)
     if box is None or not box.one_to_one:
         return None
-    out = np.array(values, copy=True)
+    out = np.array(values, copy=True)  # the reshape below only splits dimensions: a view that writes into it
     target = out.reshape(box.tensor_digits).transpose(box.tensor_inverse)[box.index]
     target[...] = new.astype(out.dtype).reshape(box.window_digits).transpose(box.window_inverse)
     return out
