@@ -366,11 +366,13 @@ def test_the_oracle_follows_tiles_and_writes_into_windows(name: str, monkeypatch
     import tcpdsl.tensors.stream as stream
 
     # Every write lands in the other half: in the buffers the simulator moves, and in the fused
-    # evaluator's planned write of the logical values.
+    # evaluator's write of the logical values (a slice of them, or a planned scatter).
     shifted = stream.write_window
     monkeypatch.setattr(stream, "write_window", lambda parent, written, element, offset, mapping: shifted(
         parent, written, element, 16 - offset, mapping))
     planned = fused.written_values
     monkeypatch.setattr(fused, "written_values", lambda *args: planned(*args[:7], 16 - args[7], args[8]))
+    boxed = fused.box_written
+    monkeypatch.setattr(fused, "box_written", lambda *args: boxed(*args[:7], 16 - args[7]))
     broken = tcp.try_kernel(swap_halves, seed=1, evaluator=name)
     assert broken.status == "FAIL" and "result differs from the oracle" in str(broken)

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import tcpdsl as tcp
+from tcpdsl.harness.schedule import schedule_of
 from test_transformer_vector import FOLDER, MODEL
 
 H = tcp.axis("H", 1024)  # the example's axes, declared where this module names them
@@ -65,13 +66,16 @@ def test_a_tile_start_past_the_vocabulary_is_refused() -> None:
 
 
 def test_the_final_norm_lands_on_the_lm_head_layout(evaluator: str) -> None:
-    """The final rmsnorm, then the move onto lm_head's layout: every slice holds the whole normed vector, the
-    bf16-rounding model's to the last bit and the float64 model's within one bf16 rounding."""
+    """The final rmsnorm run on lm_head's layout: every slice holds the whole normed vector, the bf16-rounding
+    model's to the last bit and the float64 model's within one bf16 rounding. Its only moves are the two DMAs
+    from HBM (the vector and the weight), as the reference's: no move onto lm_head's layout after the norm."""
     rng = np.random.default_rng(13)
     x, w = MODEL.uniform_bf16(rng, (H.n,), 1.0), MODEL.uniform_bf16(rng, (H.n,), 1.0)
     out = FINAL.final_norm(FINAL.Vector(tcp.Tensor(x.astype(np.float32), "H")),
                            FINAL.Vector(tcp.Tensor(w.astype(np.float32), "H")))
     assert repr(out) == '<DmTensor[bf16, m["1"], m["Wp / 4096 % 2"], m["Wp / 16 % 256"], m["H"]]>'
+    schedule = schedule_of(out)
+    assert schedule is not None and [s.name for s in schedule.streams if s.unit == "dma"] == ["to_dm", "to_dm"]
     got = out.to_tensor().to_numpy("H")
     assert np.array_equal(got, MODEL.rmsnorm(x, w, MODEL.KERNEL))
     expected = MODEL.rmsnorm(x, w)

@@ -1,7 +1,8 @@
 """The end-to-end driver's comparison (examples/transformer/run_model.py): one decoder step through the kernels,
 the token in KV chunk 1, within the reference's tolerances of the float64 model at every boundary, on both
-evaluators. The final layer's 19 tiles are left to the driver itself (minutes on either evaluator); its
-kernels are checked tile by tile in test_transformer_lm_head.py."""
+evaluators. The final layer's 19 tiles are left to the driver itself (seconds on the fused evaluator, which
+``tcpdsl run`` drives in test_examples.py; minutes on the simulator); its kernels are checked tile by tile in
+test_transformer_lm_head.py."""
 
 from __future__ import annotations
 

@@ -22,7 +22,6 @@ import numpy as np
 
 import tcpdsl as tcp
 from tcpdsl import m
-from rmsnorm import SliceP4, rmsnorm
 
 H = tcp.axis("H", 1024)
 Wp = tcp.axis("Wp", 155648)
@@ -33,6 +32,8 @@ Chip = m["1"]
 Cluster = m["Wp / 4096 % 2"]
 Slice = m["Wp / 16 % 256"]
 IL = tcp.LaneMode.INTERLEAVED
+EPS = 6.25e-8  # the final rmsnorm's epsilon, as rmsnorm.py's
+MUL0 = tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0)
 
 Vector = tcp.HbmTensor[tcp.bf16, Chip, m["H"]]
 Hidden = tcp.DmTensor[tcp.bf16, Chip, Cluster, Slice, m["H"]]
@@ -100,15 +101,71 @@ def lm_head(x: Hidden, weight: LmWeight) -> Gathered:
 
 @tcp.kernel
 def final_norm(x: Vector, w: Vector) -> Hidden:
-    """The final rmsnorm of ``x``, laid out for the lm_head.
-
-    ``rmsnorm`` is typed on the layout replicated over ``Dummy64``; relabelled without that axis, as
-    ``decoder`` does, one DM to DM move lays the normed vector on lm_head's layout, a broadcast over the
-    vocabulary axis that the vector lacks. (Relabelling straight onto lm_head's layout would make the
-    vocabulary digits of its Cluster and Slice part of the tensor.)"""
-    normed = rmsnorm(x.to_dm(cluster=m["1 # 2"], slice=SliceP4, element=m["H"]), w)
-    return (normed.reshape(chip=Chip, cluster=m["1 # 2"], slice=m["1 # 256"], element=m["H"])
-            .to_dm(cluster=Cluster, slice=Slice, element=m["H"]))
+    """The final rmsnorm of ``x``, on the lm_head's layout: the vector moved from HBM onto it (every slice of
+    both clusters holds it, a broadcast over the vocabulary digits it lacks), then ``rmsnorm``'s three passes
+    there, as the reference runs its rmsnorm on the layout it is given. One DMA in and the norm's own moves,
+    no move onto the lm_head's layout after it."""
+    h = x.to_dm(cluster=Cluster, slice=Slice, element=m["H"])
+    mean_square = (
+        dev.main.begin(h.view())
+        .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
+        .fetch_cast(tcp.f32)
+        .collect(out_time=m["H / 8"], out_packet=m["H % 8"])
+        .vector_init()
+        .vector_intra_slice_tag(tcp.TagMode.ZERO)
+        .vector_narrow_split(out_time=m["H / 4"], out_packet=m["H % 4"])
+        .vector_stash()
+        .vector_fp_binary(MUL0, tcp.STASH)
+        .vector_intra_slice_reduce(tcp.IntraSliceReduceOpF32.ADD, reduce=H, out_time=m["1"], out_packet=m["1 # 4"])
+        .vector_fp_div(1024.0)
+        .vector_widen_pad(out_packet=m["1 # 8"])
+        .vector_clip(tcp.ClipBinaryOpF32.ADD, EPS)
+        .vector_final()
+        .commit_trim(out_packet=m["1 # 8"])
+        .commit(element=m["1 # 8"])
+    )
+    rms = (
+        dev.main.begin(mean_square.view())
+        .fetch(out_time=m["1"], out_packet=m["1 # 8"])
+        .collect(out_time=m["1"], out_packet=m["1 # 8"])
+        .vector_init()
+        .vector_intra_slice_tag(tcp.TagMode.ZERO)
+        .vector_narrow_trim(out_packet=m["1 # 4"])
+        .vector_fp_unary(tcp.FpUnaryOp.SQRT)
+        .vector_widen_pad(out_packet=m["1 # 8"])
+        .vector_final()
+        .commit_trim(out_packet=m["1 # 8"])
+        .commit(element=m["1 # 8"])
+    )
+    weight = (
+        dev.sub.begin(w.to_dm(cluster=Cluster, slice=Slice, element=m["H"]).view())
+        .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
+        .fetch_cast(tcp.f32)
+        .collect(out_time=m["H / 8"], out_packet=m["H % 8"])
+        .to_vrf(element=m["H"])
+    )
+    root = (
+        dev.sub.begin(rms.view())
+        .fetch(out_time=m["1"], out_packet=m["1 # 8"])
+        .collect(out_time=m["1"], out_packet=m["1 # 8"])
+        .to_vrf(element=m["1 # 8"])
+    )
+    return (
+        dev.main.begin(h.view())
+        .fetch(out_time=m["H / 16"], out_packet=m["H % 16"])
+        .fetch_cast(tcp.f32)
+        .collect(out_time=m["H / 8"], out_packet=m["H % 8"])
+        .vector_init()
+        .vector_intra_slice_tag(tcp.TagMode.ZERO)
+        .vector_narrow_split(out_time=m["H / 4"], out_packet=m["H % 4"])
+        .vector_fp_binary(MUL0, weight)
+        .vector_fp_div(root)
+        .vector_widen_concat(out_time=m["H / 8"], out_packet=m["H % 8"])
+        .vector_final()
+        .cast(tcp.bf16, out_packet=m["H % 8 # 16"])
+        .commit_trim(out_packet=m["H % 8"])
+        .commit(element=m["H"])
+    )
 
 
 @tcp.kernel

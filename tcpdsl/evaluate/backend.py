@@ -43,7 +43,8 @@ class Evaluator(Protocol):
     can avoid it. ``flow_logical`` and ``flow_physical`` do the same for a stream flow
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
     mapping (``flow_buffer``: with its poison mask); ``flow_read`` reads that buffer through another
-    mapping, as ``reshape`` does, and ``flow_written`` reads it back after a write into a window of it.
+    mapping, as ``reshape`` does, ``flow_window`` reads a window of it (a tile, a padded view), and
+    ``flow_written`` reads it back after a write into a window of it.
     ``vector_logical`` and ``vector_physical`` do the same
     for a vector pass (docs/runtime.md §3.9): its values over its last layout's logical terms, and its buffer
     over that layout.
@@ -65,6 +66,9 @@ class Evaluator(Protocol):
     def flow_buffer(self, flow: Flow) -> Buffer: ...
 
     def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> npt.NDArray[Any]: ...
+
+    def flow_window(self, parent: Flow, element: int, offset: int, mapping: Mapping, terms: tuple[Digit, ...],
+                    dtype: str) -> npt.NDArray[Any]: ...
 
     def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> npt.NDArray[Any]: ...
 

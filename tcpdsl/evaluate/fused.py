@@ -34,13 +34,14 @@ from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.numerics.flow import Buffer, Flow
-from tcpdsl.numerics.moves import lay_out, relabel, written as written_values
+from tcpdsl.numerics.moves import lay_out, relabel, window, written as written_values
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.windows import box_values, box_written
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -262,12 +263,28 @@ class FusedEvaluator:
         root = flow.root
         return relabel(fused_logical(flow, self.name), root.terms, flow.mapping, mapping, terms, flow.dtype)
 
+    def flow_window(self, parent: Flow, element: int, offset: int, mapping: Mapping, terms: tuple[Digit, ...],
+                    dtype: str) -> Array:
+        """The values over ``terms`` of a window over ``mapping`` of ``parent`` (``element`` cells per slice),
+        ``offset`` cells in: a slice of the parent's values when the window is a box of whole slots, else
+        read through the parent laid out."""
+        values = fused_logical(parent, self.name)
+        found = box_values(values, parent.root.terms, parent.mapping, element, offset, mapping, terms)
+        if found is not None:
+            return found
+        return to_terms(window(self.flow_buffer(parent), element, offset, mapping, dtype)[0], mapping, terms)
+
     def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
         """``parent``'s values over its root's terms after ``written`` is written into its window
-        ``offset`` cells in: the parent's values with the written cells set, as a planned scatter."""
-        return written_values(fused_logical(parent, self.name), parent.root.terms, parent.mapping,
-                              fused_logical(written, self.name), written.root.terms, written.mapping, element,
-                              offset, parent.dtype)
+        ``offset`` cells in: the parent's values with the written cells set, as a slice when the window is
+        a box of whole slots, else as a planned scatter."""
+        values, new = fused_logical(parent, self.name), fused_logical(written, self.name)
+        found = box_written(values, parent.root.terms, parent.mapping, new, written.root.terms, written.mapping,
+                            element, offset)
+        if found is not None:
+            return found
+        return written_values(values, parent.root.terms, parent.mapping, new, written.root.terms, written.mapping,
+                              element, offset, parent.dtype)
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

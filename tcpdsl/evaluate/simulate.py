@@ -49,7 +49,7 @@ from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.flow import Buffer, Flow
 from tcpdsl.numerics.vector_chain import VectorChain
-from tcpdsl.numerics.moves import write_window
+from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
@@ -281,6 +281,11 @@ class SimulateEvaluator:
     def flow_read(self, flow: Flow, mapping: Mapping, terms: tuple[Digit, ...]) -> Array:
         """A stream's simulated buffer read through ``mapping`` over ``terms`` (``reshape``)."""
         return to_terms(simulated(flow, self.name)[0], mapping, terms)
+
+    def flow_window(self, parent: Flow, element: int, offset: int, mapping: Mapping, terms: tuple[Digit, ...],
+                    dtype: str) -> Array:
+        """A window of ``parent``'s simulated buffer (its holes poisoned), read back over ``terms``."""
+        return to_terms(window(simulated(parent, self.name), element, offset, mapping, dtype)[0], mapping, terms)
 
     def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> Array:
         """``parent``'s simulated buffer after ``written``'s is written into its window, read back."""

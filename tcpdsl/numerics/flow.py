@@ -96,7 +96,12 @@ class Step:
 
 @dataclass(frozen=True, eq=False)
 class Flow:
-    """A root and the steps taken from it; the values are computed by an evaluator and kept per evaluator."""
+    """A root and the steps taken from it; the values are computed by an evaluator and kept per evaluator.
+
+    ``cache`` holds them under ``<evaluator>:logical`` (the values over the root's terms) and
+    ``<evaluator>:physical`` (the buffer over the last mapping and its poison mask); for a flow without
+    steps these are its root's own values, so a root may fill them itself.
+    """
 
     root: Root
     steps: tuple[Step, ...] = ()
@@ -115,6 +120,12 @@ class Flow:
     @property
     def dtype(self) -> str:
         return self.steps[-1].dtype if self.steps else self.root.dtype
+
+    @property
+    def evaluated(self) -> tuple[str, ...]:
+        """The evaluators that have computed this flow's values, first first: each keeps them in ``cache``
+        under keys that begin with its name and a colon."""
+        return tuple(dict.fromkeys(key.partition(":")[0] for key in self.cache))
 
     @property
     def context(self) -> str:

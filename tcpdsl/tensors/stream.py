@@ -17,7 +17,6 @@ from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
-from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
@@ -69,23 +68,54 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         # fused one without laying the tensor out; docs/runtime.md §4).
         if whole:
             return get_evaluator(name).flow_logical(parent)
-        return to_terms(physical(name)[0], spec.mapping, terms)
+        return get_evaluator(name).flow_window(parent, element, offset, spec.mapping, terms, dtype)
 
     return Flow(Root(spec.mapping, dtype, terms, fixed, logical, physical,
                      source=parent if whole else Window(parent, element, offset)))
 
 
+def settled(flow: Flow) -> Flow:
+    """``flow``, or, when it is a write into a memory tensor whose values an evaluator has read, those values
+    as a root of their own, as if placed from the host (docs/runtime.md §4, "Writes read once").
+
+    The write's links (to the tensor before it and to the stream it wrote) are what a schedule draws and an
+    oracle follows; once its values are known, a later write needs none of them, so a tensor written once
+    per step (a KV cache) holds one step's links and values, not every earlier step's. Each evaluator that
+    read the values keeps them; another reads them laid out as from the host.
+    """
+    root, names = flow.root, flow.evaluated
+    if flow.steps or not isinstance(root.source, Written) or not names:
+        return flow
+    values = get_evaluator(names[0]).flow_logical(flow)
+    return Flow(Root(root.mapping, root.dtype, root.terms, root.fixed, lambda name: values,
+                     source=Tensor.of_terms(values, root.terms, root.fixed)), cache=dict(flow.cache))
+
+
 def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow:
     """``parent`` (``element`` cells per slice) after ``written``, a flow ending on a window of it ``offset``
-    cells in, is written into it."""
+    cells in, is written into it; an earlier write into ``parent`` whose values were read is kept as its
+    values (:func:`settled`)."""
+    parent = settled(parent)
     mapping, root = parent.mapping, parent.root
+    # The flow's own cache: a flow that continues the tensor (a DMA out of it) shares its root, so the write
+    # is computed once per evaluator and the tensor knows that its values were read.
+    kept: dict[str, Any] = {}
 
     def physical(name: str) -> Buffer:
-        return write_window(buffer_of(parent, name), buffer_of(written, name), element, offset, written.mapping)
+        key = f"{name}:physical"
+        if key not in kept:
+            kept[key] = write_window(buffer_of(parent, name), buffer_of(written, name), element, offset,
+                                     written.mapping)
+        return kept[key]  # type: ignore[no-any-return]
 
-    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed,
-                     lambda name: get_evaluator(name).flow_written(parent, written, element, offset), physical,
-                     source=Written(parent, written, element, offset)))
+    def logical(name: str) -> Array:
+        key = f"{name}:logical"
+        if key not in kept:
+            kept[key] = get_evaluator(name).flow_written(parent, written, element, offset)
+        return kept[key]  # type: ignore[no-any-return]
+
+    return Flow(Root(mapping, parent.dtype, root.terms, root.fixed, logical, physical,
+                     source=Written(parent, written, element, offset)), cache=kept)
 
 
 class FlowTensor(TensorBase):
