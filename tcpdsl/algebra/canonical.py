@@ -31,7 +31,6 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
-from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
@@ -89,7 +88,8 @@ def as_pieces(slots: Slots) -> Slots:
             operand = _pieces_operand(slot.shared.operand)
             out.append(Slot(Composite(operand, slot.shared.stride, slot.extent), slot.extent))
         elif isinstance(live, Composite):
-            out.append(Slot(Composite(_pieces_operand(live.operand), live.stride, live.count), slot.extent, slot.kind))
+            out.append(Slot(Composite(_pieces_operand(live.operand), live.stride, live.count), slot.extent, slot.kind,
+                            spelt=slot.spelt))
         else:
             out.append(slot)
     return tuple(out)
@@ -495,7 +495,7 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         # The same for the live values of a padded innermost slot: its padding stays in the
         # operand as a slot of pure padding under the rest.
         return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
-            Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
+            Slot(low.live, width, spelt=low.spelt), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
     if plain and live.stride > 1 and (_flat(own) or alone) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
@@ -514,7 +514,7 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
     if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
         # The operand's top padding that the piece reaches becomes the piece's; padding it stops
         # before is no part of it (so the padding a ragged stride's text adds dissolves again).
-        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
+        return simplify(own[:-1] + (Slot(top.live, top.count, spelt=top.spelt),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1
@@ -540,7 +540,9 @@ def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
     if s == 1 or len(own) < 2 or low.shared is not None or not isinstance(digit, Digit) or digit.stride == 1:
         return None
     t = digit.stride
-    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, low.kind),) + own[1:]
+    # Read at stride 1, the digit's padding includes what its text padded the axis with.
+    kind = low.kind if low.padded else low.spelt
+    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, kind),) + own[1:]
     return None if stride(wide, s * t) is not None else (wide, t)
 
 
@@ -567,7 +569,7 @@ def _shared_digits(own: Slots, operand: Operand, piece: Slot) -> list[Slot] | No
         kept = None if strided is None else prefix(strided, live.count)
         if kept is None:
             return None
-        out = [Slot(slot.live, slot.extent, slot.kind, Shared(operand, live.stride * below))
+        out = [Slot(slot.live, slot.extent, slot.kind, Shared(operand, live.stride * below), slot.spelt)
                for below, slot in zip(slot_strides(kept), kept)]
     if piece.padded:
         if piece.extent % live.count:
@@ -580,12 +582,12 @@ def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozense
              lone: frozenset[Operand]) -> Slots:
     out: list[Slot] = []
     for slot in slots:
-        live, shared, kind = slot.live, slot.shared, slot.kind
+        live, shared, spelt = slot.live, slot.shared, slot.spelt
         if isinstance(live, Composite):
-            if live.operand in lone and not slot.padded:
-                kind = PaddingKind.TOP
+            if live.operand in lone:
+                spelt = slot.kind  # never read: Top, or the piece's own padding (docs/mapping-language.md §1.8)
             live = Composite(rebuilt[live.operand], live.stride, live.count)
         if shared is not None:
             shared = Shared(rebuilt[shared.operand], shared.stride)
-        out.append(Slot(live, slot.extent, kind, shared))
+        out.append(Slot(live, slot.extent, slot.kind, shared, spelt))
     return simplify(tuple(out), whole)
