@@ -120,7 +120,11 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     ("(D #{!} 3, 1 #{!} 5, B #{0} 6) #{!} 93 / 3, 2", {"D": 1, "B": 4}, 31, ("1 #{!} 2", "(B #{0} 6 / 3, 2) #{!} 31")),
     ("1 #{!} 2, D #{!} 9 / 3", {"D": 7}, 2, ("D #{!} 12 / 6 #{!} 3", "D = 6 / 3")),
     ("C #{0} 5 #{!} 10 #{!} 18", {"C": 4}, 3, ("C #{0} 6 / 3 #{!} 6", "C = 3")),
+    # Cut off, the outer pieces of 1 #{0} 3 and (3, A) leave touches; those of (3, A) rank nothing.
+    ("1 #{0} 3 / 3 = 1, (E, 3, A = 2) / 6, 1 #{0} 3 % 3, (E, 3, A = 2) % 6, 1 #{0} 3 / 1, (E, 3, A = 2) % 6 % 3",
+     {"E": 1, "A": 2}, 9, ("3 #{0} 9, A", "(2, A) = 3 #{0} 9")),
 ])
+
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
     m = parse(text, sizes)
@@ -128,6 +132,13 @@ def test_a_split_of_a_flat_operand_is_the_split_written_out(
     assert (outer.normalize().text, inner.normalize().text) == halves
     assert (parse(f"[{text}] / {n}", sizes).normalize().text, parse(f"[{text}] % {n}", sizes).normalize().text) == halves
 
+
+def test_a_touch_of_an_operand_whose_pieces_never_reach_its_padding_goes() -> None:
+    # (3, A) / 6 always reads position 0; with (3, A) % 3 the operand is read at 0, 1, 2 only.
+    assert parse("(3, A) / 6, B, (3, A) % 3", {"A": 2, "B": 2}).normalize().text == "B, (2, A) = 3"
+    # With (3, A) % 2 as well, the positions add up to 3 and carry: the touch still ranks the operand.
+    text = "(3, A) / 6, B, (3, A) % 3, (3, A) % 2"
+    assert parse(text, {"A": 2, "B": 2}).normalize().text == text
 
 def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:
     sizes = {"C": 3, "B": 3}

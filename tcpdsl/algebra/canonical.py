@@ -256,6 +256,11 @@ class _Canon:
                 # Right above the one other piece, the touch ranks the operand where that piece
                 # would, and when that piece is in its padding the operand holds position 0: live.
                 idle = [where[0]]
+            own = tuple(self.forms[operand])
+            if not idle and len(where) > 1 and _flat(own) and self._quiet(own, [slots[i] for i in where]):
+                # Added up, the pieces reach no padding and no position past the end: there is
+                # nothing for a touch to rank (docs/mapping-language.md §1.8).
+                idle = [i for i in where if is_touch(slots[i])]
             for i in idle:  # descending
                 del slots[i]
             if idle:
