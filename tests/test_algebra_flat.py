@@ -123,6 +123,9 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # Cut off, the outer pieces of 1 #{0} 3 and (3, A) leave touches; those of (3, A) rank nothing.
     ("1 #{0} 3 / 3 = 1, (E, 3, A = 2) / 6, 1 #{0} 3 % 3, (E, 3, A = 2) % 6, 1 #{0} 3 / 1, (E, 3, A = 2) % 6 % 3",
      {"E": 1, "A": 2}, 9, ("3 #{0} 9, A", "(2, A) = 3 #{0} 9")),
+    # 1 #{!} 6 is 1 #{!} 3 under 1 #{!} 2: a stride of 9 or a cut at 9 reads the one and keeps the other.
+    ("3 / 1 % 3, 3 / 1 % 3 / 1, 3 / 1 / 3, E / 1 % 1 #{!} 2 / 2, E / 1 % 1 #{!} 2 % 2, 1 #{!} 3", {"E": 3}, 9,
+     ("((3, 1) % 3, (3, 1) % 3, 1 #{!} 2) / 3", "(2, 1 #{!} 2) = 3, 1 #{!} 3")),
 ])
 
 def test_a_split_of_a_flat_operand_is_the_split_written_out(

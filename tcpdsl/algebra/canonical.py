@@ -494,6 +494,12 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    if len(own) > 1 and low.live is None and low.shared is None and live.stride == 1 \
+            and (g := math.gcd(live.count, low.extent, reader.extent)) > 1:
+        # Pure padding is the same cells as g values of it under the rest: those g values, read
+        # whole, are the reader's own slot (as above), and the rest stays in the operand.
+        return (Slot(None, low.extent // g, low.kind),) + own[1:], lambda o: [
+            Slot(None, g, low.kind), Slot(piece(o, 1, live.count // g), reader.extent // g, reader.kind)]
     width = low.count
     if plain and low.padded and width > 1 and low.extent % width == 0 and live.stride == 1 \
             and live.count % width == 0 and reader.extent % width == 0:
@@ -505,11 +511,12 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
-    if len(own) > 1 and isinstance(low.live, Bcast) and not low.padded and low.shared is None \
+    if len(own) > 1 and low.shared is None and (low.live is None or isinstance(low.live, Bcast) and not low.padded) \
             and (g := math.gcd(live.stride, low.extent)) > 1:
-        # A broadcast tells its values apart by nothing: read every g-th of them, the piece steps
-        # g times less far over the same live cells.
-        return (Slot(Bcast(low.extent // g), low.extent // g),) + own[1:], lambda o: [
+        # A broadcast tells its values apart by nothing, nor pure padding its padding values: read
+        # every g-th of them, the piece steps g times less far over the same cells.
+        smaller = low.extent // g
+        return (Slot(None if low.live is None else Bcast(smaller), smaller, low.kind),) + own[1:], lambda o: [
             Slot(piece(o, live.stride // g, live.count), reader.extent, reader.kind)]
     if (unscaled := _unscaled(own, live.stride)) is not None:
         wide, t = unscaled
