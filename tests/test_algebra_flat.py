@@ -126,6 +126,10 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # 1 #{!} 6 is 1 #{!} 3 under 1 #{!} 2: a stride of 9 or a cut at 9 reads the one and keeps the other.
     ("3 / 1 % 3, 3 / 1 % 3 / 1, 3 / 1 / 3, E / 1 % 1 #{!} 2 / 2, E / 1 % 1 #{!} 2 % 2, 1 #{!} 3", {"E": 3}, 9,
      ("((3, 1) % 3, (3, 1) % 3, 1 #{!} 2) / 3", "(2, 1 #{!} 2) = 3, 1 #{!} 3")),
+    # The touch of (1, C, 2) #{0} 13 under its other piece stays under it when the stride drops it;
+    # the Top padding of the strided piece stays a slot of its own above the Bottom it reads.
+    ("1 # 3, 1 / 1 % 1 #{!} 4 % 4, (1, C, 2) #{0} 13 % 13 # 13, (1, C, 2) #{0} 13 / 13 / 1, 1 / 1 % 1 #{!} 4 / 4",
+     {"C": 3}, 2, ("1 # 3, C #{0} 7 #{!} 26", "2")),
 ])
 
 def test_a_split_of_a_flat_operand_is_the_split_written_out(

@@ -388,7 +388,11 @@ class _Canon:
             return None
         form, count, kind = found
         if count < live.count and reader.padded and reader.kind != kind:
-            return None  # two kinds of padding on one piece: no slot says that
+            if reader.extent % live.count:
+                return None  # two kinds of padding on one piece: no slot says that
+            # The piece's own padding, of another kind, is a slot of pure padding right above it.
+            return form, lambda o: [Slot(piece(o, 1, count), live.count, kind),
+                                    Slot(None, reader.extent // live.count, reader.kind)]
         if count < live.count:
             return form, lambda o: [Slot(piece(o, 1, count), reader.extent, kind)]
         return form, lambda o: [Slot(piece(o, 1, count), reader.extent, reader.kind)]

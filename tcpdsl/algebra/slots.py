@@ -400,8 +400,8 @@ def _within_first(slots: Slots, s: int, count: int, kind: PaddingKind) -> Slots 
     if first.shared is not None:
         return None
     scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind, spelt=first.spelt), s)
-    dropped = list(slots[:below]) + list(slots[below + 1:])
-    return simplify((cut_slot(scaled, count),) + _touches(dropped))
+    # A dropped piece ranks its operand where it stood: inner ones stay under the cut, outer ones above.
+    return simplify(_touches(list(slots[:below])) + (cut_slot(scaled, count),) + _touches(list(slots[below + 1:])))
 
 
 # -- simplify ----------------------------------------------------------------------------------
