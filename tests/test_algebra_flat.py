@@ -130,6 +130,11 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # the Top padding of the strided piece stays a slot of its own above the Bottom it reads.
     ("1 # 3, 1 / 1 % 1 #{!} 4 % 4, (1, C, 2) #{0} 13 % 13 # 13, (1, C, 2) #{0} 13 / 13 / 1, 1 / 1 % 1 #{!} 4 / 4",
      {"C": 3}, 2, ("1 # 3, C #{0} 7 #{!} 26", "2")),
+    # A cut inside a broadcast over a digit keeps the two together, as the text holding (2, B) does.
+    ("D % 1 % 1 #{0} 4 % 1 % 1, (2, B = 2) / 4 #{!} 3, (2, B = 2) % 4, D % 1 % 1 #{0} 4 / 1", {"D": 1, "B": 2}, 12,
+     ("B #{!} 4", "1 #{0} 4 / 4, (2, B) = 3, 1 #{0} 4 % 4")),
+    ("(3, A) / 1, (3, A) % 1, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3", {"A": 2}, 18,
+     ("A", "(2, A) = 3, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3")),
 ])
 
 def test_a_split_of_a_flat_operand_is_the_split_written_out(

@@ -283,11 +283,13 @@ def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
     for index, slot in enumerate(slots):
         if below * slot.extent >= k:
             if k % below:
-                if not grouping or index == len(slots) - 1:
+                if not grouping:
                     return None
                 starts = slot_strides(slots)
                 low = max(i for i in range(index + 1) if k % starts[i] == 0)
-                if not all(_axis_free(run) for run in slots[low:index + 1]):
+                if low == 0 and index == len(slots) - 1:
+                    return None  # the group would be the operand again
+                if not _axis_free(slot) or not all(_plain(run) for run in slots[low:index]):
                     return None
                 return prefix(group(slots, low, index + 1), k)
             q = k // below
@@ -338,6 +340,10 @@ def split_slot(slot: Slot, s: int) -> Slots | None:
 
 def _pure(slot: Slot) -> bool:
     return slot.live is None and slot.shared is None
+
+
+def _plain(slot: Slot) -> bool:
+    return slot.shared is None and not isinstance(slot.live, Composite)
 
 
 def _axis_free(slot: Slot) -> bool:
