@@ -40,9 +40,12 @@ def test_read_form_reads_the_strided_cells() -> None:
 
 
 def test_read_form_leaves_the_padding_after_the_live_cells_to_the_piece() -> None:
-    # Cells 0, 2, 4, 6 of A #{0} 5 # 8 (A=3): A=0, A=2, Zero, Top: no one slot, but A / 2 #{0} 3 then Top.
-    assert read_form(slots_of(parse("A #{0} 5 # 8", {"A": 3})), 2, 4) == (
-        (Slot(Digit("A", 3, 2, 2), 3, PaddingKind.ZERO),), 3, PaddingKind.TOP)
+    # Cells 0, 2, 4, 6 of A #{0} 6 # 8 (A=4): A=0, A=2, Zero, Top: no one slot, but A / 2 #{0} 3 then Top.
+    assert read_form(slots_of(parse("A #{0} 6 # 8", {"A": 4})), 2, 4) == (
+        (Slot(Digit("A", 4, 2, 2), 3, PaddingKind.ZERO),), 3, PaddingKind.TOP)
+    # With A=3 the digit A / 2 is ragged: its text pads A with a kind no cell shows, and that kind
+    # is the slot's own, apart from its padding, so the cells cannot write it.
+    assert read_form(slots_of(parse("A #{0} 5 # 8", {"A": 3})), 2, 4) is None
     assert read_form(slots_of(parse("1 #{0} 2 # 3", {})), 1, 3) == ((Slot(None, 2, PaddingKind.ZERO),), 2, PaddingKind.TOP)
 
 
@@ -111,7 +114,29 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # The operand's innermost digit B # 4 / 2 is read at stride 1, and the piece strides twice as far.
     ("(C #{0} 3, B # 4) / 2, 2", {"C": 3, "B": 3}, 6, ("(C, B # 4) / 6", "(C = 2, B # 4 / 2) = 3, 2")),
     ("(D, C, A) #{0} 66 / 2, 2", {"D": 5, "C": 3, "A": 4}, 6, ("(D, C, A) / 6 #{0} 11", "(C = 2, A / 2) = 3, 2")),
+    # A ragged digit's spelt kind (Zero, Bottom) is kept apart from the padding its slot holds.
+    ("(B # 6, D #{0} 4, 1 #{!} 2) / 4", {"B": 4, "D": 3}, 3,
+     ("(B, D #{0} 4) # 18 / 6 # 4", "(B % 2, D #{0} 4 / 2) = 3")),
+    ("(D #{!} 3, 1 #{!} 5, B #{0} 6) #{!} 93 / 3, 2", {"D": 1, "B": 4}, 31, ("1 #{!} 2", "(B #{0} 6 / 3, 2) #{!} 31")),
+    ("1 #{!} 2, D #{!} 9 / 3", {"D": 7}, 2, ("D #{!} 12 / 6 #{!} 3", "D = 6 / 3")),
+    ("C #{0} 5 #{!} 10 #{!} 18", {"C": 4}, 3, ("C #{0} 6 / 3 #{!} 6", "C = 3")),
+    # Cut off, the outer pieces of 1 #{0} 3 and (3, A) leave touches; those of (3, A) rank nothing.
+    ("1 #{0} 3 / 3 = 1, (E, 3, A = 2) / 6, 1 #{0} 3 % 3, (E, 3, A = 2) % 6, 1 #{0} 3 / 1, (E, 3, A = 2) % 6 % 3",
+     {"E": 1, "A": 2}, 9, ("3 #{0} 9, A", "(2, A) = 3 #{0} 9")),
+    # 1 #{!} 6 is 1 #{!} 3 under 1 #{!} 2: a stride of 9 or a cut at 9 reads the one and keeps the other.
+    ("3 / 1 % 3, 3 / 1 % 3 / 1, 3 / 1 / 3, E / 1 % 1 #{!} 2 / 2, E / 1 % 1 #{!} 2 % 2, 1 #{!} 3", {"E": 3}, 9,
+     ("((3, 1) % 3, (3, 1) % 3, 1 #{!} 2) / 3", "(2, 1 #{!} 2) = 3, 1 #{!} 3")),
+    # The touch of (1, C, 2) #{0} 13 under its other piece stays under it when the stride drops it;
+    # the Top padding of the strided piece stays a slot of its own above the Bottom it reads.
+    ("1 # 3, 1 / 1 % 1 #{!} 4 % 4, (1, C, 2) #{0} 13 % 13 # 13, (1, C, 2) #{0} 13 / 13 / 1, 1 / 1 % 1 #{!} 4 / 4",
+     {"C": 3}, 2, ("1 # 3, C #{0} 7 #{!} 26", "2")),
+    # A cut inside a broadcast over a digit keeps the two together, as the text holding (2, B) does.
+    ("D % 1 % 1 #{0} 4 % 1 % 1, (2, B = 2) / 4 #{!} 3, (2, B = 2) % 4, D % 1 % 1 #{0} 4 / 1", {"D": 1, "B": 2}, 12,
+     ("B #{!} 4", "1 #{0} 4 / 4, (2, B) = 3, 1 #{0} 4 % 4")),
+    ("(3, A) / 1, (3, A) % 1, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3", {"A": 2}, 18,
+     ("A", "(2, A) = 3, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3")),
 ])
+
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
     m = parse(text, sizes)
@@ -119,6 +144,13 @@ def test_a_split_of_a_flat_operand_is_the_split_written_out(
     assert (outer.normalize().text, inner.normalize().text) == halves
     assert (parse(f"[{text}] / {n}", sizes).normalize().text, parse(f"[{text}] % {n}", sizes).normalize().text) == halves
 
+
+def test_a_touch_of_an_operand_whose_pieces_never_reach_its_padding_goes() -> None:
+    # (3, A) / 6 always reads position 0; with (3, A) % 3 the operand is read at 0, 1, 2 only.
+    assert parse("(3, A) / 6, B, (3, A) % 3", {"A": 2, "B": 2}).normalize().text == "B, (2, A) = 3"
+    # With (3, A) % 2 as well, the positions add up to 3 and carry: the touch still ranks the operand.
+    text = "(3, A) / 6, B, (3, A) % 3, (3, A) % 2"
+    assert parse(text, {"A": 2, "B": 2}).normalize().text == text
 
 def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:
     sizes = {"C": 3, "B": 3}

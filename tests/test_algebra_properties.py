@@ -221,3 +221,43 @@ def test_relaxed_division_is_exact_division_when_that_succeeds(dividend: Mapping
     # Every relaxed term is a piece of the dividend at a slot boundary or inside a slot.
     assert all(term.dividend_stride < dividend.normalize().size for term in relaxed)
     assert all(term.divisor_stride < divisor.normalize().size for term in relaxed)
+
+
+def test_pair_halves_keep_the_kind_a_ragged_digit_is_spelt_with() -> None:
+    # One slot holds both: its own padding is Bottom, the padding its digit's text adds is Zero.
+    a, b = parse("A #{!} 2", {"A": 1}), parse("D #{0} 12 / 4", {"D": 9})
+    assert str(Pair(a, b)) == "D #{0} 12 / 4 #{!} 6"
+    assert str(Modulo(Pair(a, b), 3)) == "D #{0} 12 / 4"
+    check_same(Modulo(Pair(a, b), 3), b)
+    check_same(Stride(Pair(a, b), 3), a)
+
+
+@st.composite
+def padded_digits(draw: st.DrawFn, name: str) -> Mapping:
+    """A digit of ``name``, often ragged (its text pads the axis first), padded with any kind, or
+    a pure padding: the terms whose two kinds of padding one slot may hold."""
+    kinds = st.sampled_from(list(PaddingKind))
+    n = draw(st.integers(1, 9))
+    if draw(st.integers(0, 3)) == 0:
+        return Padding(Broadcast(1), draw(st.integers(2, 4)), draw(kinds))
+    s = draw(st.integers(1, 4))
+    axis: Mapping = Symbol(name, n)
+    if n % s or draw(st.booleans()):
+        axis = Padding(axis, s * (n // s + 1), draw(kinds))
+    out: Mapping = Stride(axis, s) if s > 1 else axis
+    if draw(st.booleans()):
+        out = Padding(out, out.size + draw(st.integers(1, 3)), draw(kinds))
+    return out
+
+
+@laws
+@given(padded_digits("A"), padded_digits("D"), st.data())
+def test_pairs_of_padded_digits_split_as_written(a: Mapping, b: Mapping, data: st.DataObject) -> None:
+    check_same(Stride(Pair(a, b), b.size), a)
+    check_same(Modulo(Pair(a, b), b.size), b)
+    e = Pair(a, b) if data.draw(st.booleans()) else Pair(b, a)
+    n = data.draw(st.sampled_from(divisors(e.size)))
+    outer, inner = split_at(e, n)
+    assert outer.normalize().same_structure(Stride(e, n).normalize()), (e.text, n, str(outer))
+    assert inner.normalize().same_structure(Modulo(e, n).normalize()), (e.text, n, str(inner))
+    assert parse(str(e), e.axis_sizes()).same_structure(normalize(e)), (e.text, str(e))

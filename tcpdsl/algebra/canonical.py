@@ -31,7 +31,6 @@ import math
 from collections.abc import Callable
 
 from tcpdsl.algebra.caches import memo
-from tcpdsl.algebra.cells import PaddingKind
 from tcpdsl.algebra.flat import flat_form, read_form
 from tcpdsl.algebra.form import form
 from tcpdsl.algebra.nodes import Mapping, StructKey, as_mapping
@@ -89,7 +88,8 @@ def as_pieces(slots: Slots) -> Slots:
             operand = _pieces_operand(slot.shared.operand)
             out.append(Slot(Composite(operand, slot.shared.stride, slot.extent), slot.extent))
         elif isinstance(live, Composite):
-            out.append(Slot(Composite(_pieces_operand(live.operand), live.stride, live.count), slot.extent, slot.kind))
+            out.append(Slot(Composite(_pieces_operand(live.operand), live.stride, live.count), slot.extent, slot.kind,
+                            spelt=slot.spelt))
         else:
             out.append(slot)
     return tuple(out)
@@ -256,6 +256,11 @@ class _Canon:
                 # Right above the one other piece, the touch ranks the operand where that piece
                 # would, and when that piece is in its padding the operand holds position 0: live.
                 idle = [where[0]]
+            own = tuple(self.forms[operand])
+            if not idle and len(where) > 1 and _flat(own) and self._quiet(own, [slots[i] for i in where]):
+                # Added up, the pieces reach no padding and no position past the end: there is
+                # nothing for a touch to rank (docs/mapping-language.md §1.8).
+                idle = [i for i in where if is_touch(slots[i])]
             for i in idle:  # descending
                 del slots[i]
             if idle:
@@ -383,7 +388,11 @@ class _Canon:
             return None
         form, count, kind = found
         if count < live.count and reader.padded and reader.kind != kind:
-            return None  # two kinds of padding on one piece: no slot says that
+            if reader.extent % live.count:
+                return None  # two kinds of padding on one piece: no slot says that
+            # The piece's own padding, of another kind, is a slot of pure padding right above it.
+            return form, lambda o: [Slot(piece(o, 1, count), live.count, kind),
+                                    Slot(None, reader.extent // live.count, reader.kind)]
         if count < live.count:
             return form, lambda o: [Slot(piece(o, 1, count), reader.extent, kind)]
         return form, lambda o: [Slot(piece(o, 1, count), reader.extent, reader.kind)]
@@ -489,22 +498,29 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         # The piece reads every value of the innermost slot with every value above it: that slot
         # is a slot of the reader's list, right under the rest of the piece.
         return own[1:], lambda o: [low, Slot(piece(o, 1, live.count // low.extent), reader.extent // low.extent, reader.kind)]
+    if len(own) > 1 and low.live is None and low.shared is None and live.stride == 1 \
+            and (g := math.gcd(live.count, low.extent, reader.extent)) > 1:
+        # Pure padding is the same cells as g values of it under the rest: those g values, read
+        # whole, are the reader's own slot (as above), and the rest stays in the operand.
+        return (Slot(None, low.extent // g, low.kind),) + own[1:], lambda o: [
+            Slot(None, g, low.kind), Slot(piece(o, 1, live.count // g), reader.extent // g, reader.kind)]
     width = low.count
     if plain and low.padded and width > 1 and low.extent % width == 0 and live.stride == 1 \
             and live.count % width == 0 and reader.extent % width == 0:
         # The same for the live values of a padded innermost slot: its padding stays in the
         # operand as a slot of pure padding under the rest.
         return (Slot(None, low.extent // width, low.kind),) + own[1:], lambda o: [
-            Slot(low.live, width, low.kind), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
+            Slot(low.live, width, spelt=low.spelt), Slot(piece(o, 1, live.count // width), reader.extent // width, reader.kind)]
     if plain and live.stride > 1 and (_flat(own) or alone) and (strided := stride(own, live.stride)) is not None \
             and live.count <= size_of(strided):
         # The piece reads every value of a strided operand from the start: that operand, whole.
         return strided, lambda o: [Slot(piece(o, 1, live.count), reader.extent, reader.kind)]
-    if len(own) > 1 and isinstance(low.live, Bcast) and not low.padded and low.shared is None \
+    if len(own) > 1 and low.shared is None and (low.live is None or isinstance(low.live, Bcast) and not low.padded) \
             and (g := math.gcd(live.stride, low.extent)) > 1:
-        # A broadcast tells its values apart by nothing: read every g-th of them, the piece steps
-        # g times less far over the same live cells.
-        return (Slot(Bcast(low.extent // g), low.extent // g),) + own[1:], lambda o: [
+        # A broadcast tells its values apart by nothing, nor pure padding its padding values: read
+        # every g-th of them, the piece steps g times less far over the same cells.
+        smaller = low.extent // g
+        return (Slot(None if low.live is None else Bcast(smaller), smaller, low.kind),) + own[1:], lambda o: [
             Slot(piece(o, live.stride // g, live.count), reader.extent, reader.kind)]
     if (unscaled := _unscaled(own, live.stride)) is not None:
         wide, t = unscaled
@@ -514,7 +530,7 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
     if top.padded and top.shared is None and (not reader.padded or reader.kind == kind):
         # The operand's top padding that the piece reaches becomes the piece's; padding it stops
         # before is no part of it (so the padding a ragged stride's text adds dissolves again).
-        return simplify(own[:-1] + (Slot(top.live, top.count),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
+        return simplify(own[:-1] + (Slot(top.live, top.count, spelt=top.spelt),)), lambda o: [Slot(piece(o, live.stride, keep), reader.extent, kind)]
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1
@@ -540,7 +556,9 @@ def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
     if s == 1 or len(own) < 2 or low.shared is not None or not isinstance(digit, Digit) or digit.stride == 1:
         return None
     t = digit.stride
-    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, low.kind),) + own[1:]
+    # Read at stride 1, the digit's padding includes what its text padded the axis with.
+    kind = low.kind if low.padded else low.spelt
+    wide = (Slot(Digit(digit.axis, digit.n, 1, min(digit.count * t, digit.n)), low.extent * t, kind),) + own[1:]
     return None if stride(wide, s * t) is not None else (wide, t)
 
 
@@ -567,7 +585,7 @@ def _shared_digits(own: Slots, operand: Operand, piece: Slot) -> list[Slot] | No
         kept = None if strided is None else prefix(strided, live.count)
         if kept is None:
             return None
-        out = [Slot(slot.live, slot.extent, slot.kind, Shared(operand, live.stride * below))
+        out = [Slot(slot.live, slot.extent, slot.kind, Shared(operand, live.stride * below), slot.spelt)
                for below, slot in zip(slot_strides(kept), kept)]
     if piece.padded:
         if piece.extent % live.count:
@@ -580,12 +598,12 @@ def _rewrite(slots: list[Slot], rebuilt: dict[Operand, Operand], whole: frozense
              lone: frozenset[Operand]) -> Slots:
     out: list[Slot] = []
     for slot in slots:
-        live, shared, kind = slot.live, slot.shared, slot.kind
+        live, shared, spelt = slot.live, slot.shared, slot.spelt
         if isinstance(live, Composite):
-            if live.operand in lone and not slot.padded:
-                kind = PaddingKind.TOP
+            if live.operand in lone:
+                spelt = slot.kind  # never read: Top, or the piece's own padding (docs/mapping-language.md §1.8)
             live = Composite(rebuilt[live.operand], live.stride, live.count)
         if shared is not None:
             shared = Shared(rebuilt[shared.operand], shared.stride)
-        out.append(Slot(live, slot.extent, kind, shared))
+        out.append(Slot(live, slot.extent, slot.kind, shared, spelt))
     return simplify(tuple(out), whole)

@@ -90,7 +90,7 @@ def _from_cells(cells: _Cells, count: int) -> Slots | None:
     if cells.at(0) != Index():
         return None
     flat = simplify(tuple(out))
-    if any(not slot.padded and spelt_padded(slot.live) for slot in flat):
+    if any(spelt_padded(slot.live) for slot in flat):
         return None  # its text pads with a kind the cells cannot tell (docs/mapping-language.md §1.8)
     return flat  # each slot was checked against every cell it spans, and simplify keeps cells
 

@@ -64,7 +64,7 @@ def remove_padding(m: Mapping) -> Mapping:
         slots.pop()
     if slots:
         top = slots[-1]
-        slots[-1] = Slot(top.live, top.count)
+        slots[-1] = Slot(top.live, top.count, spelt=top.spelt)
     return render(canonical(tuple(slots)))
 
 

@@ -87,15 +87,15 @@ class _Writer:
         live = slot.live
         if slot.shared is not None:
             base = self.text(slot.shared.operand)
-            return _as_piece(_cut(base, slot.shared.stride, slot.extent, slot.kind), base)
+            return _as_piece(_cut(base, slot.shared.stride, slot.extent, slot.kind if slot.padded else slot.spelt), base)
         if live is None:
             return Padding(IDENTITY, slot.extent, slot.kind)
         if isinstance(live, Bcast):
             return _padded(Broadcast(live.c), slot)
         if isinstance(live, Digit):
-            return _padded(_cut(Symbol(live.axis, live.n), live.stride, live.count, slot.kind), slot)
+            return _padded(_cut(Symbol(live.axis, live.n), live.stride, live.count, slot.spelt), slot)
         base = self.text(live.operand)
-        return _as_piece(_padded(_cut(base, live.stride, live.count, slot.kind), slot), base)
+        return _as_piece(_padded(_cut(base, live.stride, live.count, slot.spelt), slot), base)
 
 
 def _as_piece(term: Mapping, base: Mapping) -> Mapping:

@@ -127,21 +127,26 @@ class Slot:
     """One factor: its term ``live`` (``None`` is pure padding), padded ``extent`` and padding ``kind``.
 
     ``count`` is how many digit values are live (read often, so kept). The kind of a slot without
-    padding is Top, unless its term is cut from a padded axis or operand that the stride does not
-    divide: then the text that spells it pads first, and the kind says with what, since that text
-    pools with other pieces of it (docs/mapping-language.md §1.8).
+    padding is Top. A term cut from a padded axis or operand that its stride does not divide is
+    spelt by padding that axis or operand first; ``spelt`` says with what kind, since that text
+    pools with other pieces of it (docs/mapping-language.md §1.8). It is Top for any other term.
+    The two kinds are apart because a slot's own padding may be of another kind than its term's
+    text: ``1 #{!} 2, D #{0} 12 / 4`` is one slot, and cutting it must give ``D #{0} 12 / 4`` back.
     """
 
     live: Live
     extent: int
     kind: PaddingKind = TOP
     shared: Shared | None = None
+    spelt: PaddingKind = TOP
     count: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "count", live_count(self.live))
-        if self.kind is not TOP and self.extent <= self.count and not spelt_padded(self.live):
+        if self.kind is not TOP and self.extent <= self.count:
             object.__setattr__(self, "kind", TOP)
+        if self.spelt is not TOP and not spelt_padded(self.live):
+            object.__setattr__(self, "spelt", TOP)
 
     @property
     def padded(self) -> bool:
@@ -202,9 +207,10 @@ def operands_in(slots: Slots) -> list[Operand]:
     return out
 
 
-def make(live: Live, extent: int, kind: PaddingKind, shared: Shared | None = None) -> Slot:
-    """A slot; :class:`Slot` makes its kind Top where it cannot matter."""
-    return Slot(live, extent, kind, shared)
+def make(live: Live, extent: int, kind: PaddingKind, shared: Shared | None = None,
+         spelt: PaddingKind = TOP) -> Slot:
+    """A slot; :class:`Slot` makes its kinds Top where they cannot matter."""
+    return Slot(live, extent, kind, shared, spelt)
 
 
 def touch(operand: Operand) -> Slot:
@@ -242,14 +248,15 @@ def _with_count(live: Live, count: int) -> Live:
 
 def cut_slot(slot: Slot, q: int) -> Slot:
     """The first ``q`` digit values of ``slot``."""
-    return make(_with_count(slot.live, min(slot.count, q)), q, slot.kind)
+    return make(_with_count(slot.live, min(slot.count, q)), q, slot.kind, spelt=slot.spelt)
 
 
 def scale_slot(slot: Slot, s: int) -> Slot:
     """The digit values ``0, s, 2s, ...`` of ``slot`` (``s`` divides its extent).
 
     Value ``d·s`` is live exactly when ``d < ceil(live / s)``, so the result is exact even when
-    ``s`` does not divide the live count (a *ragged* digit).
+    ``s`` does not divide the live count (a *ragged* digit). The text of the scaled term pads as
+    the slot's term did where that already pads, else with the slot's padding.
     """
     live = slot.live
     kept = -(-slot.count // s)
@@ -259,7 +266,9 @@ def scale_slot(slot: Slot, s: int) -> Slot:
         live = piece(live.operand, live.stride * s, kept)
     elif isinstance(live, Bcast):
         live = Bcast(kept)
-    return make(live, slot.extent // s, slot.kind)
+    # A spelt kind other than Top means the term already pads; with no padding there is nothing to take.
+    keep = slot.spelt is not TOP or slot.kind is TOP or spelt_padded(slot.live)
+    return make(live, slot.extent // s, slot.kind, spelt=slot.spelt if keep else slot.kind)
 
 
 def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
@@ -274,11 +283,13 @@ def prefix(slots: Slots, k: int, grouping: bool = False) -> Slots | None:
     for index, slot in enumerate(slots):
         if below * slot.extent >= k:
             if k % below:
-                if not grouping or index == len(slots) - 1:
+                if not grouping:
                     return None
                 starts = slot_strides(slots)
                 low = max(i for i in range(index + 1) if k % starts[i] == 0)
-                if not all(_axis_free(run) for run in slots[low:index + 1]):
+                if low == 0 and index == len(slots) - 1:
+                    return None  # the group would be the operand again
+                if not _axis_free(slot) or not all(_plain(run) for run in slots[low:index]):
                     return None
                 return prefix(group(slots, low, index + 1), k)
             q = k // below
@@ -324,11 +335,15 @@ def split_slot(slot: Slot, s: int) -> Slots | None:
     c = slot.count
     if slot.shared is not None or not 1 < c < slot.extent or slot.extent % c or s % c or slot.extent % s == 0:
         return None
-    return Slot(slot.live, c), Slot(None, slot.extent // c, slot.kind)
+    return Slot(slot.live, c, spelt=slot.spelt), Slot(None, slot.extent // c, slot.kind)
 
 
 def _pure(slot: Slot) -> bool:
     return slot.live is None and slot.shared is None
+
+
+def _plain(slot: Slot) -> bool:
+    return slot.shared is None and not isinstance(slot.live, Composite)
 
 
 def _axis_free(slot: Slot) -> bool:
@@ -356,7 +371,7 @@ def pad(slots: Slots, p: int, kind: PaddingKind) -> Slots | None:
     top = slots[-1]
     below = total // top.extent
     if p % below == 0 and top.shared is None and (not top.padded or top.kind == kind):
-        return simplify(slots[:-1] + (make(top.live, p // below, kind),))
+        return simplify(slots[:-1] + (make(top.live, p // below, kind, spelt=top.spelt),))
     if p % total == 0:
         return simplify(slots + (Slot(None, p // total, kind),))
     return None
@@ -366,7 +381,7 @@ def cut(slots: Slots, piece: Slot) -> Slots | None:
     """The slots ``piece`` reads of the operand whose form is ``slots``: stride, keep, then pad."""
     live = piece.live
     assert isinstance(live, Composite)
-    kept = prefix(slots, 1) if live.count == 1 else _within_first(slots, live.stride, live.count, piece.kind)
+    kept = prefix(slots, 1) if live.count == 1 else _within_first(slots, live.stride, live.count, piece.spelt)
     if kept is None:
         strided = stride(slots, live.stride, grouping=True)
         kept = None if strided is None else prefix(strided, live.count, grouping=True)
@@ -390,9 +405,9 @@ def _within_first(slots: Slots, s: int, count: int, kind: PaddingKind) -> Slots 
     first = slots[below]
     if first.shared is not None:
         return None
-    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind), s)
-    dropped = list(slots[:below]) + list(slots[below + 1:])
-    return simplify((cut_slot(scaled, count),) + _touches(dropped))
+    scaled = scale_slot(Slot(first.live, first.extent * s, first.kind if first.padded else kind, spelt=first.spelt), s)
+    # A dropped piece ranks its operand where it stood: inner ones stay under the cut, outer ones above.
+    return simplify(_touches(list(slots[:below])) + (cut_slot(scaled, count),) + _touches(list(slots[below + 1:])))
 
 
 # -- simplify ----------------------------------------------------------------------------------
@@ -440,7 +455,7 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
         return None
     a, b = inner.live, outer.live
     if b is None and (not inner.padded or inner.kind == outer.kind) and (leads or not isinstance(a, Composite)):
-        return [Slot(a, inner.extent * outer.extent, outer.kind)]
+        return [Slot(a, inner.extent * outer.extent, outer.kind, spelt=inner.spelt)]
     if inner.padded:
         return None
     extent = a_count = inner.extent
@@ -451,7 +466,7 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
         count = joined_count(a.stride, a_count, b.stride, b.count) if a.axis == b.axis else None
         if count is None or (count - 1) * a.stride >= a.n:
             return None  # not adjacent digits of one axis, or the joint digit would overshoot it
-        return [make(Digit(a.axis, a.n, a.stride, count), extent, outer.kind)]
+        return [make(Digit(a.axis, a.n, a.stride, count), extent, outer.kind, spelt=outer.spelt)]
     if isinstance(a, Composite) and isinstance(b, Composite) and a.operand == b.operand:
         if b.count == 1:
             # A piece that only reads position 0 ranks the operand where the inner piece already
@@ -461,5 +476,5 @@ def _merge(inner: Slot, outer: Slot, leads: bool) -> list[Slot] | None:
             return None
         if outer.padded and not leads:
             return None  # padding on the outer piece alone would stop the inner one too
-        return [make(Composite(a.operand, a.stride, a_count * b.count), extent, outer.kind)]
+        return [make(Composite(a.operand, a.stride, a_count * b.count), extent, outer.kind, spelt=outer.spelt)]
     return None
