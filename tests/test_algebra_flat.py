@@ -136,7 +136,6 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     ("(3, A) / 1, (3, A) % 1, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3", {"A": 2}, 18,
      ("A", "(2, A) = 3, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3")),
 ])
-
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
     m = parse(text, sizes)
@@ -151,6 +150,7 @@ def test_a_touch_of_an_operand_whose_pieces_never_reach_its_padding_goes() -> No
     # With (3, A) % 2 as well, the positions add up to 3 and carry: the touch still ranks the operand.
     text = "(3, A) / 6, B, (3, A) % 3, (3, A) % 2"
     assert parse(text, {"A": 2, "B": 2}).normalize().text == text
+
 
 def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:
     sizes = {"C": 3, "B": 3}
