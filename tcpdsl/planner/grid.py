@@ -69,6 +69,23 @@ class Spread:
         """Visiting order: cheapest bound, then more slices, then less replicated weights."""
         return self.bound, -self.slices, self.weight_cells
 
+    def packed(self, *tags: int) -> tuple[int, ...]:
+        """The spread as one flat tuple of ints that sorts in visiting order, then by ``tags``.
+
+        The search holds every spread until it visits it, hundreds of thousands on einsums with many
+        kept axes: a tuple of ints escapes the cycle collector and is freed in one step, so neither
+        collector passes nor the release at the end grow with them (docs/search.md §4).
+        """
+        return (*self.order, *tags, self.volume, self.kept, self.stream_cells, *(n for _, n in self.local))
+
+    @staticmethod
+    def unpacked(axes: tuple[str, ...], record: tuple[int, ...], tags: int) -> Spread:
+        """The spread :meth:`packed` wrote with ``tags`` tags, its kept ``axes`` in enumeration order."""
+        bound, slices, weight_cells = record[0], -record[1], record[2]
+        volume, kept, stream_cells = record[3 + tags : 6 + tags]
+        local = tuple(zip(axes, record[6 + tags :], strict=True))
+        return Spread(local, slices, bound, weight_cells, volume, kept, stream_cells)
+
 
 @dataclass(frozen=True)
 class Grid:
@@ -160,12 +177,17 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
+def kept_axes(problem: Problem) -> tuple[str, ...]:
+    """The axes a spread gives the grid, in the order :attr:`Spread.local` lists them."""
+    return problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+
+
 def _local_choices(
     problem: Problem, capacity: int, clock: Clock, grid_axes: frozenset[str] | None = None
 ) -> Iterator[dict[str, int]]:
     """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices (only the
     ``grid_axes`` among them spread, when given)."""
-    kept = problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+    kept = kept_axes(problem)
     whole = set() if grid_axes is None else {a for a in kept if a not in grid_axes}
 
     def walk(index: int, used: int, chosen: dict[str, int]) -> Iterator[dict[str, int]]:
@@ -253,13 +275,12 @@ def spreads(
     grid_axes: frozenset[str] | None = None,
     from_hbm: bool = True,
     stream_from_hbm: bool = False,
-) -> list[Spread]:
+) -> Iterator[Spread]:
     """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
-    given), in visiting order; ``from_hbm`` and ``stream_from_hbm`` say whether the weights' and
-    the stream's DMA count."""
+    given), as the enumeration finds them: the caller orders them by :attr:`Spread.order`.
+    ``from_hbm`` and ``stream_from_hbm`` say whether the weights' and the stream's DMA count."""
     weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
     stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
-    found = []
     shared = problem.split_count
     for local in _local_choices(problem, machine.chips * machine.slices // shared, clock, grid_axes):
         cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
@@ -274,7 +295,7 @@ def spreads(
         stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
         load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
         outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-        found.append(Spread(
+        yield Spread(
             tuple(local.items()),
             slices,
             load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
@@ -282,9 +303,7 @@ def spreads(
             volume,
             kept,
             stream_cells,
-        ))
-    found.sort(key=lambda s: s.order)
-    return found
+        )
 
 
 def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
