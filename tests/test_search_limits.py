@@ -142,10 +142,9 @@ def test_the_search_reads_the_clock_while_it_bounds_lanes(monkeypatch: pytest.Mo
 
 
 def test_spreads_waiting_to_be_visited_are_no_work_for_the_cycle_collector(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The 26-letter einsum has 5658537 spreads over 512 slices, each held until visited. A full pass of the cycle
-    # collector walks every object it tracks: stopped once 20000 spreads are found, the search must
-    # hold no more tracked objects than the collector's youngest generation lets pile up (it
-    # untracks a tuple of ints the first time it sees one).
+    # The 26-letter einsum has 5658537 spreads over 512 slices, each held until visited. A full pass
+    # of the cycle collector walks every object it tracks: stopped once 20000 spreads are found, the
+    # search must track no more objects than before, but for the frames of its enumeration.
     found = 0
     grown: list[int] = []
     expired = clock.Clock.expired
@@ -168,7 +167,7 @@ def test_spreads_waiting_to_be_visited_are_no_work_for_the_cycle_collector(monke
     before = len(gc.get_objects())
     with pytest.raises(tcp.LayoutError, match="no plan found within the 60 s budget"):
         tcp.search(TWENTY_SIX, {a: 2 for a in LETTERS.upper()}, budget=60, progress=False)
-    assert len(grown) == 1 and grown[0] < 2 * gc.get_threshold()[0]
+    assert len(grown) == 1 and grown[0] < 1000  # a few frames and dicts of the enumeration
 
 
 @pytest.mark.parametrize("size", [2**62, 10**30, 10**18 + 9])

@@ -10,7 +10,6 @@ search earlier with the best plans found so far.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -19,7 +18,8 @@ from tcpdsl.errors import StageError
 from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
 from tcpdsl.planner.clock import Clock, OutOfTime
-from tcpdsl.planner.grid import Grid, GridPins, Machine, Spread, kept_axes, lay_out, spreads
+from tcpdsl.planner.grid import Grid, GridPins, Machine, lay_out, spread_of, spreads
+from tcpdsl.planner.heap import SpreadHeap
 from tcpdsl.planner.placement import HBM, Placement, Where, oriented
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
@@ -85,7 +85,6 @@ class _Search:
         self.kept: list[Found] = []
         self.seen: set[tuple[object, ...]] = set()
         self.outcome = Outcome([], False, 0, 0.0)
-        self.work: list[tuple[int, ...]] = []  # a heap of packed spreads
 
     @property
     def worst(self) -> Rank | None:
@@ -119,21 +118,18 @@ class _Search:
     def visit(self) -> bool:
         """Visit the spreads best bound first; False when the budget ran out."""
         machine = self.settings.machine
-        # One heap of every orientation's spreads, each pushed as the ticking enumeration finds it:
-        # no sort after the enumeration outlasts a budget, and ties keep orientation, then
-        # enumeration order. Packed spreads (Spread.packed) keep the heap cheap to hold and free.
+        # Each spread is pushed as the ticking enumeration finds it: no sort outlasts the budget after it.
+        heap = SpreadHeap(self.problems, machine)
+        hbm = [(self.where(p).weights == HBM, self.where(p).stream == HBM) for p in self.problems]
         for tag, problem in enumerate(self.problems):
-            where = self.where(problem)
-            found = spreads(problem, machine, self.clock, self.settings.grid_axes, where.weights == HBM, where.stream == HBM)
-            for serial, spread in enumerate(found):
-                heapq.heappush(self.work, spread.packed(tag, serial))
-        axes = [kept_axes(p) for p in self.problems]
-        total = len(self.work)
-        while self.work:
+            for found in spreads(problem, machine, self.clock, self.settings.grid_axes, *hbm[tag]):
+                heap.push(tag, found)
+        total = len(heap)
+        while len(heap):
             self.clock.tick()
-            record = heapq.heappop(self.work)
-            tag = record[3]
-            problem, spread = self.problems[tag], Spread.unpacked(axes[tag], record, tags=2)
+            tag, local = heap.pop()
+            problem = self.problems[tag]
+            spread = spread_of(problem, machine, local, *hbm[tag])
             worst = self.worst
             if worst is not None and spread.bound > worst[0]:
                 break  # spreads come by bound: no later one is faster
@@ -143,7 +139,7 @@ class _Search:
             if grid is None:
                 continue
             self.outcome.grids += 1
-            if self.out_of_time() or not self.grid(problem, grid, 1 - len(self.work) / total):
+            if self.out_of_time() or not self.grid(problem, grid, 1 - len(heap) / total):
                 return False
         return True
 

@@ -69,23 +69,6 @@ class Spread:
         """Visiting order: cheapest bound, then more slices, then less replicated weights."""
         return self.bound, -self.slices, self.weight_cells
 
-    def packed(self, *tags: int) -> tuple[int, ...]:
-        """The spread as one flat tuple of ints that sorts in visiting order, then by ``tags``.
-
-        The search holds every spread until it visits it, hundreds of thousands on einsums with many
-        kept axes: a tuple of ints escapes the cycle collector and is freed in one step, so neither
-        collector passes nor the release at the end grow with them (docs/search.md §4).
-        """
-        return (*self.order, *tags, self.volume, self.kept, self.stream_cells, *(n for _, n in self.local))
-
-    @staticmethod
-    def unpacked(axes: tuple[str, ...], record: tuple[int, ...], tags: int) -> Spread:
-        """The spread :meth:`packed` wrote with ``tags`` tags, its kept ``axes`` in enumeration order."""
-        bound, slices, weight_cells = record[0], -record[1], record[2]
-        volume, kept, stream_cells = record[3 + tags : 6 + tags]
-        local = tuple(zip(axes, record[6 + tags :], strict=True))
-        return Spread(local, slices, bound, weight_cells, volume, kept, stream_cells)
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -277,33 +260,36 @@ def spreads(
     stream_from_hbm: bool = False,
 ) -> Iterator[Spread]:
     """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
-    given), as the enumeration finds them: the caller orders them by :attr:`Spread.order`.
-    ``from_hbm`` and ``stream_from_hbm`` say whether the weights' and the stream's DMA count."""
-    weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
-    stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
-    shared = problem.split_count
-    for local in _local_choices(problem, machine.chips * machine.slices // shared, clock, grid_axes):
-        cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
-        volume, kept = prod(cells.values()), prod(local.values())
-        lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
-        stream_cells = prod(cells[a] for a in stream_axes)
-        packet = min(2 * problem.flit, stream_cells)
-        slices = shared * prod(problem.sizes[a] // n for a, n in local.items())
-        weight_cells = prod(cells[a] for a in weight_axes)
-        flits = -(-stream_cells // problem.flit)
-        engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
-        stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
-        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
-        outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-        yield Spread(
-            tuple(local.items()),
-            slices,
-            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
-            weight_cells,
-            volume,
-            kept,
-            stream_cells,
-        )
+    given), as the enumeration finds them: the caller orders them by :attr:`Spread.order`."""
+    capacity = machine.chips * machine.slices // problem.split_count
+    for local in _local_choices(problem, capacity, clock, grid_axes):
+        yield spread_of(problem, machine, local, from_hbm, stream_from_hbm)
+
+
+def spread_of(problem: Problem, machine: Machine, local: dict[str, int], from_hbm: bool, stream_from_hbm: bool) -> Spread:
+    """The spread keeping ``local`` cells of each kept axis per slice, with its bound; ``from_hbm``
+    and ``stream_from_hbm`` say whether the weights' and the stream's DMA count."""
+    cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
+    volume, kept = prod(cells.values()), prod(local.values())
+    lanes = min(MAX_LANES, prod(cells[a] for a in problem.with_role(Role.WEIGHT)))
+    stream_cells = prod(cells[a] for a in problem.stream_axes)
+    packet = min(2 * problem.flit, stream_cells)
+    slices = problem.split_count * prod(problem.sizes[a] // n for a, n in local.items())
+    weight_cells = prod(cells[a] for a in problem.weight_axes)
+    flits = -(-stream_cells // problem.flit)
+    engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
+    stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
+    load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
+    outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
+    return Spread(
+        tuple(local.items()),
+        slices,
+        load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
+        weight_cells,
+        volume,
+        kept,
+        stream_cells,
+    )
 
 
 def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
