@@ -12,7 +12,7 @@ import time
 from typing import Final
 
 # Ticks between two readings of the clock.
-_EVERY: Final = 16
+EVERY: Final = 16
 
 
 class OutOfTime(Exception):
@@ -33,7 +33,7 @@ class Clock:
     def tick(self) -> None:
         """Count one step of a loop; raise :class:`OutOfTime` once the deadline has passed."""
         self._ticks += 1
-        if self._ticks % _EVERY == 0 and self.expired():
+        if self._ticks % EVERY == 0 and self.expired():
             raise OutOfTime
 
     def seconds(self) -> float:

@@ -10,7 +10,6 @@ search earlier with the best plans found so far.
 
 from __future__ import annotations
 
-import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -19,7 +18,8 @@ from tcpdsl.errors import StageError
 from tcpdsl.planner.candidates import Candidate, candidates, lanes, packings
 from tcpdsl.planner.chain import Folded, fold, reduce
 from tcpdsl.planner.clock import Clock, OutOfTime
-from tcpdsl.planner.grid import Grid, GridPins, Machine, Spread, lay_out, spreads
+from tcpdsl.planner.grid import Grid, GridPins, Machine, lay_out, spread_of, spreads
+from tcpdsl.planner.heap import SpreadHeap
 from tcpdsl.planner.placement import HBM, Placement, Where, oriented
 from tcpdsl.planner.problem import Problem
 from tcpdsl.planner.progress import Progress
@@ -27,8 +27,8 @@ from tcpdsl.planner.ranking import Rank, branch_rank, plan_rank, spread_rank
 from tcpdsl.planner.source import texts
 from tcpdsl.verify import LaneMode, verify_contract_packet
 
-# How often (in chains) the loop looks at the clock and redraws the progress bar.
-_CLOCK_EVERY = 16
+# How often (in chains) the loop redraws the progress bar.
+_PROGRESS_EVERY = 16
 
 
 @dataclass(frozen=True)
@@ -85,7 +85,6 @@ class _Search:
         self.kept: list[Found] = []
         self.seen: set[tuple[object, ...]] = set()
         self.outcome = Outcome([], False, 0, 0.0)
-        self.work: list[tuple[Problem, Spread]] = []
 
     @property
     def worst(self) -> Rank | None:
@@ -119,17 +118,18 @@ class _Search:
     def visit(self) -> bool:
         """Visit the spreads best bound first; False when the budget ran out."""
         machine = self.settings.machine
-        # Each orientation's spreads come sorted: merging them keeps the order a full sort would give.
-        orientations = [
-            [(p, s) for s in spreads(
-                p, machine, self.clock, self.settings.grid_axes, self.where(p).weights == HBM, self.where(p).stream == HBM
-            )]
-            for p in self.problems
-        ]
-        self.work = list(heapq.merge(*orientations, key=lambda ps: ps[1].order))
-        if self.out_of_time():
-            return False
-        for index, (problem, spread) in enumerate(self.work):
+        # Each spread is pushed as the ticking enumeration finds it: no sort outlasts the budget after it.
+        heap = SpreadHeap(self.problems, machine)
+        hbm = [(self.where(p).weights == HBM, self.where(p).stream == HBM) for p in self.problems]
+        for tag, problem in enumerate(self.problems):
+            for found in spreads(problem, machine, self.clock, self.settings.grid_axes, *hbm[tag]):
+                heap.push(tag, found)
+        total = len(heap)
+        while len(heap):
+            self.clock.tick()
+            tag, local = heap.pop()
+            problem = self.problems[tag]
+            spread = spread_of(problem, machine, local, *hbm[tag])
             worst = self.worst
             if worst is not None and spread.bound > worst[0]:
                 break  # spreads come by bound: no later one is faster
@@ -139,12 +139,12 @@ class _Search:
             if grid is None:
                 continue
             self.outcome.grids += 1
-            if self.out_of_time() or not self.grid(problem, grid, index):
+            if self.out_of_time() or not self.grid(problem, grid, 1 - len(heap) / total):
                 return False
         return True
 
-    def grid(self, problem: Problem, grid: Grid, index: int) -> bool:
-        """Visit every chain on ``grid``; False when the budget ran out midway."""
+    def grid(self, problem: Problem, grid: Grid, done: float) -> bool:
+        """Visit every chain on ``grid`` (``done`` of the spreads visited); False when the budget ran out midway."""
         for packing in packings(problem, grid, self.clock):
             self.outcome.packets += 1
             try:  # the Packet Reducer's rule reads only the packet: check it before any chain uses it
@@ -153,6 +153,7 @@ class _Search:
                 self.fail(error)
                 continue
             for lane, counts in lanes(problem, grid, self.clock):
+                self.clock.tick()  # bounding a lane is cheap, but there may be thousands
                 pin = self.settings.lane_pin
                 if pin is not None and lane.mapping != pin:
                     continue
@@ -162,11 +163,11 @@ class _Search:
                     if self.chain(problem, candidate):
                         self.outcome.capacity_grids += 1
                         return True
-                    if self.outcome.chains % _CLOCK_EVERY == 0:
+                    if self.outcome.chains % _PROGRESS_EVERY == 0:
                         best = self.kept[0].cycles if self.kept else None
-                        self.progress.update(index / max(1, len(self.work)), self.outcome.chains, best)
-                        if self.out_of_time():
-                            return False
+                        self.progress.update(done, self.outcome.chains, best)
+                    if self.out_of_time():  # a chain over many axes is slow to check: ask after each
+                        return False
         return True
 
     def chain(self, problem: Problem, c: Candidate) -> bool:

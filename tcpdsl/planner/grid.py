@@ -160,12 +160,17 @@ def divisors(n: int) -> tuple[int, ...]:
     return tuple(sorted(found))
 
 
+def kept_axes(problem: Problem) -> tuple[str, ...]:
+    """The axes a spread gives the grid, in the order :attr:`Spread.local` lists them."""
+    return problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+
+
 def _local_choices(
     problem: Problem, capacity: int, clock: Clock, grid_axes: frozenset[str] | None = None
 ) -> Iterator[dict[str, int]]:
     """Every per-slice size of the kept axes whose grid part fits ``capacity`` slices (only the
     ``grid_axes`` among them spread, when given)."""
-    kept = problem.with_role(Role.BATCH, Role.STREAM, Role.WEIGHT)
+    kept = kept_axes(problem)
     whole = set() if grid_axes is None else {a for a in kept if a not in grid_axes}
 
     def walk(index: int, used: int, chosen: dict[str, int]) -> Iterator[dict[str, int]]:
@@ -253,38 +258,38 @@ def spreads(
     grid_axes: frozenset[str] | None = None,
     from_hbm: bool = True,
     stream_from_hbm: bool = False,
-) -> list[Spread]:
+) -> Iterator[Spread]:
     """Every per-slice size of the kept axes the device can spread (only ``grid_axes``, when
-    given), in visiting order; ``from_hbm`` and ``stream_from_hbm`` say whether the weights' and
-    the stream's DMA count."""
-    weight_only = problem.with_role(Role.WEIGHT)  # read once: there may be hundreds of thousands of spreads
-    stream_axes, weight_axes = problem.stream_axes, problem.weight_axes
-    found = []
-    shared = problem.split_count
-    for local in _local_choices(problem, machine.chips * machine.slices // shared, clock, grid_axes):
-        cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
-        volume, kept = prod(cells.values()), prod(local.values())
-        lanes = min(MAX_LANES, prod(cells[a] for a in weight_only))
-        stream_cells = prod(cells[a] for a in stream_axes)
-        packet = min(2 * problem.flit, stream_cells)
-        slices = shared * prod(problem.sizes[a] // n for a, n in local.items())
-        weight_cells = prod(cells[a] for a in weight_axes)
-        flits = -(-stream_cells // problem.flit)
-        engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
-        stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
-        load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
-        outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
-        found.append(Spread(
-            tuple(local.items()),
-            slices,
-            load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
-            weight_cells,
-            volume,
-            kept,
-            stream_cells,
-        ))
-    found.sort(key=lambda s: s.order)
-    return found
+    given), as the enumeration finds them: the caller orders them by :attr:`Spread.order`."""
+    capacity = machine.chips * machine.slices // problem.split_count
+    for local in _local_choices(problem, capacity, clock, grid_axes):
+        yield spread_of(problem, machine, local, from_hbm, stream_from_hbm)
+
+
+def spread_of(problem: Problem, machine: Machine, local: dict[str, int], from_hbm: bool, stream_from_hbm: bool) -> Spread:
+    """The spread keeping ``local`` cells of each kept axis per slice, with its bound; ``from_hbm``
+    and ``stream_from_hbm`` say whether the weights' and the stream's DMA count."""
+    cells = {a: local.get(a, n) for a, n in problem.sizes.items()}
+    volume, kept = prod(cells.values()), prod(local.values())
+    lanes = min(MAX_LANES, prod(cells[a] for a in problem.with_role(Role.WEIGHT)))
+    stream_cells = prod(cells[a] for a in problem.stream_axes)
+    packet = min(2 * problem.flit, stream_cells)
+    slices = problem.split_count * prod(problem.sizes[a] // n for a, n in local.items())
+    weight_cells = prod(cells[a] for a in problem.weight_axes)
+    flits = -(-stream_cells // problem.flit)
+    engines, chips = min(slices, machine.chips * machine.pes), min(slices, machine.chips)
+    stream = stream_bytes(problem, stream_cells) if stream_from_hbm else 0
+    load = load_cycles(problem.weight_dtype, trf_bytes(problem, weight_cells), slices, engines, chips, from_hbm, stream)
+    outputs = -(-kept // CONTRACT_LANE_OUT_PACKET_ELEMENTS)
+    return Spread(
+        tuple(local.items()),
+        slices,
+        load + _grid_bound(problem.stream_dtype, volume, lanes * packet, kept, flits) + reduce_bound(problem, outputs),
+        weight_cells,
+        volume,
+        kept,
+        stream_cells,
+    )
 
 
 def lay_out(problem: Problem, spread: Spread, machine: Machine, pins: GridPins, clock: Clock) -> Grid | None:
