@@ -246,3 +246,66 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+
+
+# -- m["..."] remembered per call site --------------------------------------------------------------
+
+
+def _user_module(source: str) -> dict[str, typing.Any]:
+    """The globals of a user module holding ``source``."""
+    scope: dict[str, typing.Any] = {"__name__": "user_layouts", "m": m, "axis": tcp.axis}
+    exec(compile(source, "<user_layouts>", "exec"), scope)
+    return scope
+
+
+def _resolved_afresh(text: str, scope: dict[str, typing.Any], local_names: dict[str, typing.Any] | None = None) -> typing.Any:
+    """``m[text]`` step by step: parse, then look every name up in the locals and the globals."""
+    from tcpdsl.algebra.scope import _FrameScope, _resolve
+    from tcpdsl.syntax import parse_expression
+    return _resolve(parse_expression(text), _FrameScope(local_names or {}, scope))
+
+
+def test_a_remembered_call_site_follows_its_module_globals() -> None:
+    from tcpdsl.algebra import scope as scope_module
+    module = _user_module("H = axis('H', 4)\ndef layout():\n    return m['H / 2, 2']\n")
+    first = module["layout"]()
+    assert first is module["layout"]() is _resolved_afresh("H / 2, 2", module)
+    assert any(site.globals is module for site in scope_module._sites.values())  # the hit path was taken
+    module["H"] = tcp.axis("H", 16)  # rebound: the site resolves anew
+    assert module["layout"]().size == 16 and module["layout"]() is _resolved_afresh("H / 2, 2", module)
+    module["H"] = tcp.axis("G", 16)  # bound to another axis's object: refused as before
+    with pytest.raises(LayoutError) as info:
+        module["layout"]()
+    assert info.value.rule == "UnknownAxis"
+
+
+def test_one_code_object_run_in_two_modules_resolves_in_each() -> None:
+    source = "def layout():\n    return m['H']\n"
+    code = compile(source, "<user_layouts>", "exec")
+    small, large = ({"__name__": "user_a", "m": m, "H": tcp.axis("H", n)} for n in (4, 8))
+    for scope in (small, large):
+        exec(code, scope)
+    assert small["layout"].__code__ == large["layout"].__code__
+    for _ in range(2):
+        assert (small["layout"]().size, large["layout"]().size) == (4, 8)
+
+
+def test_locals_and_closures_shadow_a_remembered_global() -> None:
+    # A closure sees an enclosing axis only when its code names it (as Python binds names).
+    module = _user_module(
+        "H = axis('H', 4)\n"
+        "def local(H):\n    return m['H']\n"
+        "def closure(n):\n    H = axis('H', n)\n    def inner():\n        assert H\n        return m['H']\n    return inner\n"
+        "def comprehension(n):\n    H = axis('H', n)\n    return [(H, m['H'])[1] for _ in range(2)]\n")
+    for n in (8, 16, 8):
+        assert module["local"](tcp.axis("H", n)).size == n
+        assert module["closure"](n)().size == n
+        assert [x.size for x in module["comprehension"](n)] == [n, n]
+
+
+def test_a_site_inside_tcpdsl_still_resolves_in_the_user_frame() -> None:
+    helper: dict[str, typing.Any] = {"__name__": "tcpdsl.helpers", "m": m, "H": tcp.axis("H", 2)}
+    exec(compile("def layout():\n    return m['H']\n", "<tcpdsl.helpers>", "exec"), helper)
+    H = tcp.axis("H", 32)  # noqa: N806  (the user's axis, a local of this frame)
+    for _ in range(2):
+        assert helper["layout"]().size == H.size
