@@ -309,3 +309,32 @@ def test_a_site_inside_tcpdsl_still_resolves_in_the_user_frame() -> None:
     H = tcp.axis("H", 32)  # noqa: N806  (the user's axis, a local of this frame)
     for _ in range(2):
         assert helper["layout"]().size == H.size
+
+
+# -- a stage call remembered by the identity of its arguments ---------------------------------------
+
+
+def test_a_stage_call_remembered_by_identity_answers_as_the_composer() -> None:
+    from tcpdsl.algebra import clear_caches
+    from tcpdsl.verify.stages import compose_stage
+    from tcpdsl.verify.stage import Stage
+    dev = tcp.Device()
+    begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+    calls = [("K / 16", "K % 16"), ("K / 8", "K % 8"), ("K / 16", "K % 8"), ("K / 16", "K % 16")]  # the third is refused
+    refusals = 0
+    for time, packet in calls * 2:
+        for _ in range(2):  # the second call takes the identity path
+            out_time, out_packet = tcp.parse(time, {"K": 32}), tcp.parse(packet, {"K": 32})
+            try:
+                expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=out_time,
+                                         out_packet=out_packet, context="main")
+            except LayoutError as refused:
+                with pytest.raises(LayoutError) as again:
+                    begun.fetch(out_time=out_time, out_packet=out_packet)
+                assert (again.value.rule, str(again.value)) == (refused.rule, str(refused)) == ("Unread", str(again.value))
+                refusals += 1
+                continue
+            got = begun.fetch(out_time=out_time, out_packet=out_packet)
+            assert got._spec.tensor_type == expected[0] and got.flow.steps[-1].params == expected[1]
+        clear_caches()  # the next texts build new mapping objects equal to these: the structural path answers
+    assert refusals == 4  # a refusal is never remembered: raised anew on every call

@@ -112,12 +112,19 @@ class TensorBase(Subscriptable):
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
     ) -> tuple[Spec, Any]:
         """The result type and derived parameters of a stage call on this tensor (rules: the stage's
-        row of the stage table), remembered per type and arguments."""
+        row of the stage table), remembered per type and arguments: first by the arguments' identity,
+        then by their structure."""
+        spec = self._spec
+        held = (*mappings.values(), *operands, *others.values())
+        call = (stage, *mappings, *others, *map(id, held))
+        found = spec._calls.get(call)
+        if found is not None:
+            return found[1]
         key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
         if others:
             key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
-        return self._spec.step(key, lambda: compose_stage(
-            stage, self._spec.tensor_type, *(spec.tensor_type for spec in operands), **mappings, **others))
+        return spec.remember_call(call, held, spec.step(key, lambda: compose_stage(
+            stage, spec.tensor_type, *(operand.tensor_type for operand in operands), **mappings, **others)))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

@@ -42,6 +42,10 @@ class Spec:
     _steps: dict[tuple[object, ...], tuple[Spec, object]] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
+    # The same answers by the identity of the arguments (see :meth:`remember_call`).
+    _calls: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, object]]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
     @property
     def family(self) -> Family:
@@ -65,6 +69,18 @@ class Spec:
             if len(self._steps) < _STEPS_PER_SPEC:
                 self._steps[key] = found
         return found  # type: ignore[return-value]
+
+    def remember_call(self, call: tuple[object, ...], held: tuple[object, ...], found: tuple[Spec, P]) -> tuple[Spec, P]:
+        """Remember :meth:`step`'s answer under ``call``, a key naming the arguments ``held`` by their ``id``.
+
+        The entry keeps ``held`` alive, so while it is remembered no other object can take one of those
+        ids: a later call with the same key passes the very same objects, and gets the answer
+        :meth:`step` would give them without building its structural key.
+        """
+        if len(self._calls) >= _STEPS_PER_SPEC:
+            self._calls.clear()
+        self._calls[call] = (held, found)
+        return found
 
     @cached_property
     def mapping(self) -> Mapping:
