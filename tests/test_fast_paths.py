@@ -338,3 +338,24 @@ def test_a_stage_call_remembered_by_identity_answers_as_the_composer() -> None:
             assert got._spec.tensor_type == expected[0] and got.flow.steps[-1].params == expected[1]
         clear_caches()  # the next texts build new mapping objects equal to these: the structural path answers
     assert refusals == 4  # a refusal is never remembered: raised anew on every call
+
+
+def test_a_type_check_by_spec_identity_agrees_with_the_field_by_field_check() -> None:
+    from tcpdsl.tensors.subscription import _mismatch
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    fetched = dev.main.begin(x.view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    collected = fetched.collect(out_time=m["K / 16"], out_packet=m["K % 16"])
+    types = [
+        tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 16"], m["K % 16"]],
+        tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 8"], m["K % 8 # 16"]],
+        tcp.FetchTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 16"], m["K % 16"]],
+        Activation,
+    ]
+    assert collected._spec is types[0].__tcp_spec__  # one spec per composed type, whichever path built it
+    for value in (x, fetched, collected, x.view(), 3.0):
+        for hint in types:
+            assert isinstance(value, hint) == (_mismatch(hint.__tcp_spec__, value) is None)
+    assert [isinstance(v, types[0]) for v in (x, fetched, collected)] == [False, False, True]
+    assert type(types[1]).__instancecheck_str__(types[1], collected) == (
+        'its Time layout m["K / 16"] differs from the declared m["K / 8"]')

@@ -97,15 +97,16 @@ class TensorBase(Subscriptable):
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
         row = STAGES[stage]
-        # An optional mapping left out (``dm.to_dm`` keeps its Cluster) is the composer's default.
-        names = [n for n in row.mappings if not (n in row.optional and arguments[n] is None)]
         ready: dict[str, Mapping] = {}
-        for name in names:
+        for name in row.mappings:
             value = arguments[name]
-            if not isinstance(value, Mapping):  # text to resolve: only then walk out to the user's frame
+            if isinstance(value, Mapping):
+                ready[name] = value
+            elif value is not None or name not in row.optional:  # text to resolve: only then walk out to the user's frame
                 frame = user_frame()
-                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in names}
-            ready[name] = value
+                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in row.mappings
+                        if not (n in row.optional and arguments[n] is None)}
+        # An optional mapping left out (``dm.to_dm`` keeps its Cluster) is the composer's default.
         return ready
 
     def _compose(

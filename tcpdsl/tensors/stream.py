@@ -28,9 +28,8 @@ def step_of(
 ) -> Step:
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
     with ``source``, the receiver's type, the layouts before and after it too."""
-    tt = spec.tensor_type
     before = source.layouts if source is not None else ()
-    return Step(stage, spec.mapping, tt.dtype, params, unit, spec.packets, spec.layout_text, relu, before, spec.layouts)
+    return Step(stage, spec.mapping, spec.dtype, params, unit, spec.packets, spec.layout_text, relu, before, spec.layouts)
 
 
 def flow_cost(flow: Flow) -> KernelCost:

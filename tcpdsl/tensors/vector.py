@@ -122,9 +122,12 @@ class PassTensor(TensorBase):
         """Compose the row with the pass's state, record the step, and return the next position."""
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
+        # The chain one step further, built directly: ``with_step``'s ``dataclasses.replace`` costs more.
+        before = self._chain
         if target is VectorFinalTensor:
-            return VectorFinalTensor._ended(spec, self._chain.with_step(PassStep(stage, spec.layouts, step)))
-        chain = self._chain.with_step(PassStep(stage, spec.layouts, step, **(record or {})))
+            return VectorFinalTensor._ended(spec, VectorChain(before.source, (*before.steps, PassStep(
+                stage, spec.layouts, step))))
+        chain = VectorChain(before.source, (*before.steps, PassStep(stage, spec.layouts, step, **(record or {}))))
         return target._of(spec, chain, step.state)
 
     def _binary(self, cls: type[Any], stage: Stage, op: object, operand: object, mode: object) -> Any:
@@ -185,7 +188,7 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
-    chain = VectorChain(source).with_step(PassStep(Stage.VECTOR_INIT, spec.layouts, step))
+    chain = VectorChain(source, (PassStep(Stage.VECTOR_INIT, spec.layouts, step),))
     return VectorInitTensor._of(spec, chain, step.state)
 
 
