@@ -359,3 +359,25 @@ def test_a_type_check_by_spec_identity_agrees_with_the_field_by_field_check() ->
     assert [isinstance(v, types[0]) for v in (x, fetched, collected)] == [False, False, True]
     assert type(types[1]).__instancecheck_str__(types[1], collected) == (
         'its Time layout m["K / 16"] differs from the declared m["K / 8"]')
+
+
+def test_options_built_afresh_on_every_call_are_interned_by_value_and_kept_apart_by_value() -> None:
+    from test_verify_switch import VALID
+    from tcpdsl.tensors.base import interned
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    sizes = dict(A=8, B=32, C=256, D=64, E=1024, G=32)
+    dm = tcp.DmTensor[tcp.i8, m["1"], m["1 # 2"], tcp.parse("C", sizes), tcp.parse("A, B", sizes)](
+        tcp.Tensor(np.zeros((8, 32, 256), np.int8), tcp.parse("A, B, C", sizes)))
+    fetched = tcp.Device().main.begin(dm.view()).fetch(out_time=tcp.parse("A", sizes), out_packet=tcp.parse("B", sizes))
+    cases = [case for case in VALID if case[1:3] == ("C", "A")]
+    assert len({type(case[0]) for case in cases}) > 2
+    for config, _, _, out_slice, out_time, ring in cases * 2:
+        fresh = dataclasses.replace(config)  # equal, not the same object
+        assert interned(fresh) is interned(config) and fresh is not config
+        out_slice, out_time = tcp.parse(out_slice, sizes), tcp.parse(out_time, sizes)
+        switched = fetched.switch(fresh, out_slice=out_slice, out_time=out_time)
+        expected = compose_stage(Stage.SWITCH, fetched._spec.tensor_type, config=config, out_slice=out_slice,
+                                 out_time=out_time)
+        assert switched._spec.tensor_type == expected[0] and switched.flow.steps[-1].params == expected[1]
+        assert switched.flow.steps[-1].params.ring_size == ring

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy.typing as npt
 
@@ -47,6 +47,22 @@ TimeT = TypeVar("TimeT")
 PacketT = TypeVar("PacketT")
 
 Array = npt.NDArray[Any]
+T = TypeVar("T")
+
+# One object per value for the options a kernel builds afresh on every call (a switch configuration, a
+# constant operand's type), so that its stage calls are found by identity (TensorBase._compose).
+_INTERNED: dict[object, object] = {}
+_INTERNED_LIMIT: Final = 1024
+
+
+def interned(value: T) -> T:
+    """The first object seen equal to ``value`` (a frozen value object, hashable and compared by value)."""
+    found = _INTERNED.get(value)
+    if found is None:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
+            _INTERNED.clear()
+        _INTERNED[value] = found = value
+    return found  # type: ignore[return-value]
 
 
 def unspecialised(name: str) -> LayoutError:

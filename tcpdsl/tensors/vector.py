@@ -34,7 +34,7 @@ from tcpdsl.numerics.scalars import Scalar, f32, i32
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, PassStep, VectorChain, VrfValues
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
-from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
+from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -114,7 +114,7 @@ class PassTensor(TensorBase):
                                                flow)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
-        immediate = vc.constant(stage, value, dtype)
+        immediate = interned(vc.constant(stage, value, dtype))
         return immediate, Constant(value)  # type: ignore[arg-type]
 
     def _step(self, cls: type[Any], stage: Stage, mappings: dict[str, Any] | None = None, *,
