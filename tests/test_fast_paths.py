@@ -381,3 +381,23 @@ def test_options_built_afresh_on_every_call_are_interned_by_value_and_kept_apart
                                  out_time=out_time)
         assert switched._spec.tensor_type == expected[0] and switched.flow.steps[-1].params == expected[1]
         assert switched.flow.steps[-1].params.ring_size == ring
+
+
+def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> None:
+    from tcpdsl.numerics.flow import Step
+    from tcpdsl.tensors.stream import step_of
+    from tcpdsl.verify.stage import Stage
+    dev = tcp.Device()
+    begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+    fetched = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    spec, params = fetched._spec, fetched.flow.steps[-1].params
+    for unit, relu, source in [(None, False, None), ("sub", True, begun._spec)]:
+        built = Step(Stage.FETCH, spec.mapping, spec.dtype, params, unit, spec.packets, spec.layout_text, relu,
+                     source.layouts if source is not None else (), spec.layouts)
+        filled = step_of(Stage.FETCH, spec, params, unit, relu, source)
+        names = [f.name for f in dataclasses.fields(Step)]
+        assert sorted(vars(filled)) == sorted(names)  # every field, no other attribute
+        assert [getattr(filled, n) for n in names if n != "serial"] == [getattr(built, n) for n in names if n != "serial"]
+        assert built.serial < filled.serial < step_of(Stage.FETCH, spec, params).serial  # one count for both
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            filled.stage = "collect"  # type: ignore[misc]

@@ -9,7 +9,8 @@ evaluator when they are read.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import fields
+from typing import Any, Final
 
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
@@ -23,13 +24,26 @@ from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
 
+# A step is a frozen dataclass whose ``__init__`` sets each of its fields through ``object.__setattr__``,
+# which costs more than the rest of a stage call: ``step_of`` fills a new one's fields directly (every
+# field, the serial from the field's own factory; tests/test_fast_paths.py holds it to ``Step(...)``).
+_SERIAL: Final = {f.name: f for f in fields(Step)}["serial"]
+assert callable(_SERIAL.default_factory)
+_next_serial: Final = _SERIAL.default_factory
+
+
 def step_of(
     stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
 ) -> Step:
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
     with ``source``, the receiver's type, the layouts before and after it too."""
-    before = source.layouts if source is not None else ()
-    return Step(stage, spec.mapping, spec.dtype, params, unit, spec.packets, spec.layout_text, relu, before, spec.layouts)
+    out = object.__new__(Step)
+    out.__dict__.update(
+        stage=stage, mapping=spec.mapping, dtype=spec.dtype, params=params, context=unit, packets=spec.packets,
+        layout=spec.layout_text, relu=relu, source=source.layouts if source is not None else (), layouts=spec.layouts,
+        serial=_next_serial(),
+    )
+    return out
 
 
 def flow_cost(flow: Flow) -> KernelCost:
