@@ -396,8 +396,45 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
                      source.layouts if source is not None else (), spec.layouts)
         filled = step_of(Stage.FETCH, spec, params, unit, relu, source)
         names = [f.name for f in dataclasses.fields(Step)]
-        assert sorted(vars(filled)) == sorted(names)  # every field, no other attribute
+        assert sorted(vars(filled)) == sorted(names)  # every field, no other attribute (tensors.filled)
         assert [getattr(filled, n) for n in names if n != "serial"] == [getattr(built, n) for n in names if n != "serial"]
         assert built.serial < filled.serial < step_of(Stage.FETCH, spec, params).serial  # one count for both
         with pytest.raises(dataclasses.FrozenInstanceError):
             filled.stage = "collect"  # type: ignore[misc]
+
+
+def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
+    from tcpdsl.numerics.flow import Step
+    from tcpdsl.numerics.vector_chain import PassStep, VectorChain
+    from tcpdsl.tensors.filled import filled
+    from tcpdsl.verify.stage import Stage
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    passed = (begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+              .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_init()
+              .vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+              .vector_fp_binary(tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0), 2.0))
+    recorded = passed.chain.steps[-1]
+    cases: list[tuple[type, dict[str, typing.Any]]] = [
+        (Step, {"stage": "fetch", "mapping": m["K"], "dtype": "bf16"}),
+        (Step, {f.name: getattr(begun.flow.steps[-1], f.name) for f in dataclasses.fields(Step) if f.name != "serial"}),
+        (PassStep, {"stage": Stage.VECTOR_INIT, "layouts": recorded.layouts, "step": recorded.step}),
+        (PassStep, {f.name: getattr(recorded, f.name) for f in dataclasses.fields(PassStep)}),
+        (VectorChain, {"source": passed.chain.source}),
+        (VectorChain, {"source": passed.chain.source, "steps": passed.chain.steps}),
+    ]
+    assert recorded.operands and recorded.mode is not None  # a step with every field set
+    for cls, given in cases:
+        built, fast = cls(**given), filled(cls, given)
+        assert type(fast) is cls and sorted(vars(fast)) == sorted(vars(built))
+        for name in vars(built):
+            if name == "serial":
+                assert fast.serial > built.serial  # a fresh number from the same count
+            elif name == "cache":
+                assert fast.cache == built.cache == {} and fast.cache is not built.cache  # its own
+            else:
+                assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, next(iter(given)), None)
+    with pytest.raises(TypeError):
+        filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused

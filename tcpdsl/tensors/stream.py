@@ -9,8 +9,7 @@ evaluator when they are read.
 
 from __future__ import annotations
 
-from dataclasses import fields
-from typing import Any, Final
+from typing import Any
 
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
@@ -20,16 +19,9 @@ from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
-
-
-# A step is a frozen dataclass whose ``__init__`` sets each of its fields through ``object.__setattr__``,
-# which costs more than the rest of a stage call: ``step_of`` fills a new one's fields directly (every
-# field, the serial from the field's own factory; tests/test_fast_paths.py holds it to ``Step(...)``).
-_SERIAL: Final = {f.name: f for f in fields(Step)}["serial"]
-assert callable(_SERIAL.default_factory)
-_next_serial: Final = _SERIAL.default_factory
 
 
 def step_of(
@@ -37,13 +29,11 @@ def step_of(
 ) -> Step:
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
     with ``source``, the receiver's type, the layouts before and after it too."""
-    out = object.__new__(Step)
-    out.__dict__.update(
-        stage=stage, mapping=spec.mapping, dtype=spec.dtype, params=params, context=unit, packets=spec.packets,
-        layout=spec.layout_text, relu=relu, source=source.layouts if source is not None else (), layouts=spec.layouts,
-        serial=_next_serial(),
-    )
-    return out
+    return filled(Step, {
+        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
+        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
+        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
+    })
 
 
 def flow_cost(flow: Flow) -> KernelCost:

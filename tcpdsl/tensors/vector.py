@@ -35,6 +35,7 @@ from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, Pas
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
+from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -124,10 +125,10 @@ class PassTensor(TensorBase):
         target = cls if cls is not PassTensor else type(self)
         # The chain one step further, built directly: ``with_step``'s ``dataclasses.replace`` costs more.
         before = self._chain
+        recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
+        chain = filled(VectorChain, {"source": before.source, "steps": (*before.steps, recorded)})
         if target is VectorFinalTensor:
-            return VectorFinalTensor._ended(spec, VectorChain(before.source, (*before.steps, PassStep(
-                stage, spec.layouts, step))))
-        chain = VectorChain(before.source, (*before.steps, PassStep(stage, spec.layouts, step, **(record or {}))))
+            return VectorFinalTensor._ended(spec, chain)
         return target._of(spec, chain, step.state)
 
     def _binary(self, cls: type[Any], stage: Stage, op: object, operand: object, mode: object) -> Any:
@@ -188,7 +189,8 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
-    chain = VectorChain(source, (PassStep(Stage.VECTOR_INIT, spec.layouts, step),))
+    first = filled(PassStep, {"stage": Stage.VECTOR_INIT, "layouts": spec.layouts, "step": step})
+    chain = filled(VectorChain, {"source": source, "steps": (first,)})
     return VectorInitTensor._of(spec, chain, step.state)
 
 
