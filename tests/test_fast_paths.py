@@ -438,3 +438,17 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
             setattr(fast, next(iter(given)), None)
     with pytest.raises(TypeError):
         filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused
+
+
+def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
+    dev = tcp.Device()
+    narrowed = (dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+                .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_init()
+                .vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"]))
+    fma = tcp.FpTernaryOp.FMA_F
+    assert narrowed.vector_fp_ternary(fma, (1.0, 2.0)).chain.steps[-1].operands  # the pair, remembered
+    for _ in range(2):
+        with pytest.raises(LayoutError) as info:
+            narrowed.vector_fp_ternary(fma, [1.0, 2.0])  # type: ignore[arg-type]
+        assert info.value.rule == "Operand" and "got a list where a pair of operands is due" in str(info.value)

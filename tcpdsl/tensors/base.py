@@ -31,7 +31,8 @@ from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping
+from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
+from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, compose_stage
 
@@ -140,8 +141,17 @@ class TensorBase(Subscriptable):
         key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
         if others:
             key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
-        return spec.remember_call(call, held, spec.step(key, lambda: compose_stage(
-            stage, spec.tensor_type, *(operand.tensor_type for operand in operands), **mappings, **others)))
+
+        def compose() -> tuple[TensorType, Any]:
+            return compose_stage(stage, spec.tensor_type, *(operand.tensor_type for operand in operands), **mappings,
+                                 **others)
+
+        try:
+            hash(key)
+        except TypeError:  # an unhashable option (a list where a pair is due): its rule refuses it, nothing is kept
+            result, params = compose()
+            return spec_for(result), params
+        return spec.remember_call(call, held, spec.step(key, compose))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

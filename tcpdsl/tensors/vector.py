@@ -309,7 +309,7 @@ class _Fp(PassTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT, StashT
         vc.check_choice(stage, "op", op, vc.OPS[stage])
         vc.check_choice(stage, "mode", mode, (TernaryArgMode,))
         pairs = [self._operand(stage, o, "f32") for o in operands] if isinstance(operands, tuple) else []
-        typed = tuple(t for t, _ in pairs) if len(pairs) == 2 else operands
+        typed = interned(tuple(t for t, _ in pairs)) if len(pairs) == 2 else operands
         values = tuple(v for _, v in pairs)
         return self._step(VectorFpTensor, stage, op=op, operands=typed,  # type: ignore[no-any-return]
                           record={"op": op, "operands": values, "mode": mode})
