@@ -411,3 +411,207 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     got = fused_logical(flow(replicated), "fused")
     expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+# -- m["..."] remembered per call site --------------------------------------------------------------
+
+
+def _user_module(source: str) -> dict[str, typing.Any]:
+    """The globals of a user module holding ``source``."""
+    scope: dict[str, typing.Any] = {"__name__": "user_layouts", "m": m, "axis": tcp.axis}
+    exec(compile(source, "<user_layouts>", "exec"), scope)
+    return scope
+
+
+def _resolved_afresh(text: str, scope: dict[str, typing.Any], local_names: dict[str, typing.Any] | None = None) -> typing.Any:
+    """``m[text]`` step by step: parse, then look every name up in the locals and the globals."""
+    from tcpdsl.algebra.scope import _FrameScope, _resolve
+    from tcpdsl.syntax import parse_expression
+    return _resolve(parse_expression(text), _FrameScope(local_names or {}, scope))
+
+
+def test_a_remembered_call_site_follows_its_module_globals() -> None:
+    from tcpdsl.algebra import scope as scope_module
+    module = _user_module("H = axis('H', 4)\ndef layout():\n    return m['H / 2, 2']\n")
+    first = module["layout"]()
+    assert first is module["layout"]() is _resolved_afresh("H / 2, 2", module)
+    assert any(site.globals is module for site in scope_module._sites.values())  # the hit path was taken
+    module["H"] = tcp.axis("H", 16)  # rebound: the site resolves anew
+    assert module["layout"]().size == 16 and module["layout"]() is _resolved_afresh("H / 2, 2", module)
+    module["H"] = tcp.axis("G", 16)  # bound to another axis's object: refused as before
+    with pytest.raises(LayoutError) as info:
+        module["layout"]()
+    assert info.value.rule == "UnknownAxis"
+
+
+def test_one_code_object_run_in_two_modules_resolves_in_each() -> None:
+    source = "def layout():\n    return m['H']\n"
+    code = compile(source, "<user_layouts>", "exec")
+    small, large = ({"__name__": "user_a", "m": m, "H": tcp.axis("H", n)} for n in (4, 8))
+    for scope in (small, large):
+        exec(code, scope)
+    assert small["layout"].__code__ == large["layout"].__code__
+    for _ in range(2):
+        assert (small["layout"]().size, large["layout"]().size) == (4, 8)
+
+
+def test_locals_and_closures_shadow_a_remembered_global() -> None:
+    # A closure sees an enclosing axis only when its code names it (as Python binds names).
+    module = _user_module(
+        "H = axis('H', 4)\n"
+        "def local(H):\n    return m['H']\n"
+        "def closure(n):\n    H = axis('H', n)\n    def inner():\n        assert H\n        return m['H']\n    return inner\n"
+        "def comprehension(n):\n    H = axis('H', n)\n    return [(H, m['H'])[1] for _ in range(2)]\n")
+    for n in (8, 16, 8):
+        assert module["local"](tcp.axis("H", n)).size == n
+        assert module["closure"](n)().size == n
+        assert [x.size for x in module["comprehension"](n)] == [n, n]
+
+
+def test_a_site_inside_tcpdsl_still_resolves_in_the_user_frame() -> None:
+    helper: dict[str, typing.Any] = {"__name__": "tcpdsl.helpers", "m": m, "H": tcp.axis("H", 2)}
+    exec(compile("def layout():\n    return m['H']\n", "<tcpdsl.helpers>", "exec"), helper)
+    H = tcp.axis("H", 32)  # noqa: N806  (the user's axis, a local of this frame)
+    for _ in range(2):
+        assert helper["layout"]().size == H.size
+
+
+# -- a stage call remembered by the identity of its arguments ---------------------------------------
+
+
+def test_a_stage_call_remembered_by_identity_answers_as_the_composer() -> None:
+    from tcpdsl.algebra import clear_caches
+    from tcpdsl.verify.stages import compose_stage
+    from tcpdsl.verify.stage import Stage
+    dev = tcp.Device()
+    begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+    calls = [("K / 16", "K % 16"), ("K / 8", "K % 8"), ("K / 16", "K % 8"), ("K / 16", "K % 16")]  # the third is refused
+    refusals = 0
+    for time, packet in calls * 2:
+        for _ in range(2):  # the second call takes the identity path
+            out_time, out_packet = tcp.parse(time, {"K": 32}), tcp.parse(packet, {"K": 32})
+            try:
+                expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=out_time,
+                                         out_packet=out_packet, context="main")
+            except LayoutError as refused:
+                with pytest.raises(LayoutError) as again:
+                    begun.fetch(out_time=out_time, out_packet=out_packet)
+                assert (again.value.rule, str(again.value)) == (refused.rule, str(refused)) == ("Unread", str(again.value))
+                refusals += 1
+                continue
+            got = begun.fetch(out_time=out_time, out_packet=out_packet)
+            assert got._spec.tensor_type == expected[0] and got.flow.steps[-1].params == expected[1]
+        clear_caches()  # the next texts build new mapping objects equal to these: the structural path answers
+    assert refusals == 4  # a refusal is never remembered: raised anew on every call
+
+
+def test_a_type_check_by_spec_identity_agrees_with_the_field_by_field_check() -> None:
+    from tcpdsl.tensors.subscription import _mismatch
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    fetched = dev.main.begin(x.view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    collected = fetched.collect(out_time=m["K / 16"], out_packet=m["K % 16"])
+    types = [
+        tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 16"], m["K % 16"]],
+        tcp.CollectTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 8"], m["K % 8 # 16"]],
+        tcp.FetchTensor[tcp.bf16, Grid[0], Grid[1], m["Q / 8, 1 # 32"], m["K / 16"], m["K % 16"]],
+        Activation,
+    ]
+    assert collected._spec is types[0].__tcp_spec__  # one spec per composed type, whichever path built it
+    for value in (x, fetched, collected, x.view(), 3.0):
+        for hint in types:
+            assert isinstance(value, hint) == (_mismatch(hint.__tcp_spec__, value) is None)
+    assert [isinstance(v, types[0]) for v in (x, fetched, collected)] == [False, False, True]
+    assert type(types[1]).__instancecheck_str__(types[1], collected) == (
+        'its Time layout m["K / 16"] differs from the declared m["K / 8"]')
+
+
+def test_options_built_afresh_on_every_call_are_interned_by_value_and_kept_apart_by_value() -> None:
+    from test_verify_switch import VALID
+    from tcpdsl.tensors.base import interned
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    sizes = dict(A=8, B=32, C=256, D=64, E=1024, G=32)
+    dm = tcp.DmTensor[tcp.i8, m["1"], m["1 # 2"], tcp.parse("C", sizes), tcp.parse("A, B", sizes)](
+        tcp.Tensor(np.zeros((8, 32, 256), np.int8), tcp.parse("A, B, C", sizes)))
+    fetched = tcp.Device().main.begin(dm.view()).fetch(out_time=tcp.parse("A", sizes), out_packet=tcp.parse("B", sizes))
+    cases = [case for case in VALID if case[1:3] == ("C", "A")]
+    assert len({type(case[0]) for case in cases}) > 2
+    for config, _, _, out_slice, out_time, ring in cases * 2:
+        fresh = dataclasses.replace(config)  # equal, not the same object
+        assert interned(fresh) is interned(config) and fresh is not config
+        out_slice, out_time = tcp.parse(out_slice, sizes), tcp.parse(out_time, sizes)
+        switched = fetched.switch(fresh, out_slice=out_slice, out_time=out_time)
+        expected = compose_stage(Stage.SWITCH, fetched._spec.tensor_type, config=config, out_slice=out_slice,
+                                 out_time=out_time)
+        assert switched._spec.tensor_type == expected[0] and switched.flow.steps[-1].params == expected[1]
+        assert switched.flow.steps[-1].params.ring_size == ring
+
+
+def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> None:
+    from tcpdsl.numerics.flow import Step
+    from tcpdsl.tensors.stream import step_of
+    from tcpdsl.verify.stage import Stage
+    dev = tcp.Device()
+    begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+    fetched = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    spec, params = fetched._spec, fetched.flow.steps[-1].params
+    for unit, relu, source in [(None, False, None), ("sub", True, begun._spec)]:
+        built = Step(Stage.FETCH, spec.mapping, spec.dtype, params, unit, spec.packets, spec.layout_text, relu,
+                     source.layouts if source is not None else (), spec.layouts)
+        filled = step_of(Stage.FETCH, spec, params, unit, relu, source)
+        names = [f.name for f in dataclasses.fields(Step)]
+        assert sorted(vars(filled)) == sorted(names)  # every field, no other attribute (tensors.filled)
+        assert [getattr(filled, n) for n in names if n != "serial"] == [getattr(built, n) for n in names if n != "serial"]
+        assert built.serial < filled.serial < step_of(Stage.FETCH, spec, params).serial  # one count for both
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            filled.stage = "collect"  # type: ignore[misc]
+
+
+def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
+    from tcpdsl.numerics.flow import Step
+    from tcpdsl.numerics.vector_chain import PassStep, VectorChain
+    from tcpdsl.tensors.filled import filled
+    from tcpdsl.verify.stage import Stage
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    passed = (begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+              .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_init()
+              .vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+              .vector_fp_binary(tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0), 2.0))
+    recorded = passed.chain.steps[-1]
+    cases: list[tuple[type, dict[str, typing.Any]]] = [
+        (Step, {"stage": "fetch", "mapping": m["K"], "dtype": "bf16"}),
+        (Step, {f.name: getattr(begun.flow.steps[-1], f.name) for f in dataclasses.fields(Step) if f.name != "serial"}),
+        (PassStep, {"stage": Stage.VECTOR_INIT, "layouts": recorded.layouts, "step": recorded.step}),
+        (PassStep, {f.name: getattr(recorded, f.name) for f in dataclasses.fields(PassStep)}),
+        (VectorChain, {"source": passed.chain.source}),
+        (VectorChain, {"source": passed.chain.source, "steps": passed.chain.steps}),
+    ]
+    assert recorded.operands and recorded.mode is not None  # a step with every field set
+    for cls, given in cases:
+        built, fast = cls(**given), filled(cls, given)
+        assert type(fast) is cls and sorted(vars(fast)) == sorted(vars(built))
+        for name in vars(built):
+            if name == "serial":
+                assert fast.serial > built.serial  # a fresh number from the same count
+            elif name == "cache":
+                assert fast.cache == built.cache == {} and fast.cache is not built.cache  # its own
+            else:
+                assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(fast, next(iter(given)), None)
+    with pytest.raises(TypeError):
+        filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused
+
+
+def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
+    dev = tcp.Device()
+    narrowed = (dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
+                .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_init()
+                .vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"]))
+    fma = tcp.FpTernaryOp.FMA_F
+    assert narrowed.vector_fp_ternary(fma, (1.0, 2.0)).chain.steps[-1].operands  # the pair, remembered
+    for _ in range(2):
+        with pytest.raises(LayoutError) as info:
+            narrowed.vector_fp_ternary(fma, [1.0, 2.0])  # type: ignore[arg-type]
+        assert info.value.rule == "Operand" and "got a list where a pair of operands is due" in str(info.value)

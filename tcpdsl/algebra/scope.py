@@ -7,9 +7,11 @@ level, in a function, and in an annotation evaluated later with the module's glo
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from collections.abc import Mapping as MappingABC
-from typing import Final, Generic, TypeVar
+from types import CodeType, FrameType
+from typing import Final, Generic, NamedTuple, TypeVar
 
 from tcpdsl.algebra.build import MISSING, Bindings, bind, build
 from tcpdsl.algebra.caches import register
@@ -26,6 +28,8 @@ SizeT = TypeVar("SizeT", bound=int)
 _CACHE_LIMIT: Final = 16384
 _built: dict[tuple[str, tuple[object, ...]], Mapping] = {}
 register(_built.clear)
+# A function's code object has the names it binds itself: any other name it reads is its module's global.
+_OPTIMIZED: Final = 0x0001  # inspect.CO_OPTIMIZED, without importing inspect
 
 
 class Axis(Symbol, Generic[NameT, SizeT]):
@@ -100,16 +104,32 @@ class _MappingSyntax:
     __slots__ = ()
 
     def __getitem__(self, text: str) -> Mapping:
+        caller = sys._getframe(1)
+        if type(text) is str:
+            # The hit path: the same text at the same call site, every axis it names still bound to the
+            # same object in the same module globals (docs/mapping-language.md §1.1).
+            site = _sites.get((text, id(caller.f_code)))
+            if site is not None and site.globals is caller.f_globals and site.module is caller.f_globals.get(
+                    "__name__"):
+                names = site.globals
+                for name, bound in site.axes:
+                    if names.get(name) is not bound:
+                        break
+                else:
+                    return site.mapping
         frame = user_frame()
         local_names, global_names = frame.f_locals, frame.f_globals
         if type(text) is str:
             parsed = parse_expression(text)
             if not parsed.splice_names and not parsed.number_names:
-                # The hit path, as in parse; an Axis validated its size when it was declared.
+                # As in parse; an Axis validated its size when it was declared.
                 given = _declared_sizes(parsed.axis_names, local_names, global_names)
                 found = None if given is None else _built.get((text, given))
-                if found is not None:
-                    return found
+                if found is None:
+                    found = _resolve(parsed, _FrameScope(local_names, global_names))
+                if frame is caller:
+                    _remember_site(text, parsed.axis_names, caller, found)
+                return found
             return _resolve(parsed, _FrameScope(local_names, global_names))
         return _resolve(_parsed(text), _FrameScope(local_names, global_names))
 
@@ -118,6 +138,41 @@ class _MappingSyntax:
 
 
 m: Final = _MappingSyntax()
+
+
+class _Site(NamedTuple):
+    """What ``m[text]`` resolved to at one call site: the code that wrote it, the globals it ran in (and
+    their module name, which makes the frame the user's), and the axis each name was bound to."""
+
+    code: CodeType
+    globals: dict[str, object]
+    module: object
+    axes: tuple[tuple[str, Axis[str, int]], ...]
+    mapping: Mapping
+
+
+# By (text, id of the code object); each entry holds its code object, so the id names it while it is kept.
+_sites: dict[tuple[str, int], _Site] = {}
+register(_sites.clear)
+
+
+def _remember_site(text: str, names: tuple[str, ...], frame: FrameType, found: Mapping) -> None:
+    """Remember ``m[text]`` written in ``frame``'s code when its names can only be module globals: the code
+    is a function's and binds none of them itself (so no local, cell or free variable shadows them)."""
+    code = frame.f_code
+    if not code.co_flags & _OPTIMIZED:
+        return
+    own = (*code.co_varnames, *code.co_cellvars, *code.co_freevars)
+    globals_ = frame.f_globals
+    axes = []
+    for name in names:
+        bound = globals_.get(name)
+        if name in own or not isinstance(bound, Axis) or bound.name != name:
+            return
+        axes.append((name, bound))
+    if len(_sites) >= _CACHE_LIMIT:
+        _sites.clear()
+    _sites[(text, id(code))] = _Site(code, globals_, globals_.get("__name__"), tuple(axes), found)
 
 
 def _parsed(text: object) -> Parsed:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import numpy.typing as npt
 
@@ -31,7 +31,8 @@ from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping
+from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
+from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, compose_stage
 
@@ -47,6 +48,22 @@ TimeT = TypeVar("TimeT")
 PacketT = TypeVar("PacketT")
 
 Array = npt.NDArray[Any]
+T = TypeVar("T")
+
+# One object per value for the options a kernel builds afresh on every call (a switch configuration, a
+# constant operand's type), so that its stage calls are found by identity (TensorBase._compose).
+_INTERNED: dict[object, object] = {}
+_INTERNED_LIMIT: Final = 1024
+
+
+def interned(value: T) -> T:
+    """The first object seen equal to ``value`` (a frozen value object, hashable and compared by value)."""
+    found = _INTERNED.get(value)
+    if found is None:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
+            _INTERNED.clear()
+        _INTERNED[value] = found = value
+    return found  # type: ignore[return-value]
 
 
 def unspecialised(name: str) -> LayoutError:
@@ -97,27 +114,44 @@ class TensorBase(Subscriptable):
         """A stage call's mapping arguments, read in the order of its row of the stage table; text
         resolves in the scope of the user's code that made the call."""
         row = STAGES[stage]
-        # An optional mapping left out (``dm.to_dm`` keeps its Cluster) is the composer's default.
-        names = [n for n in row.mappings if not (n in row.optional and arguments[n] is None)]
         ready: dict[str, Mapping] = {}
-        for name in names:
+        for name in row.mappings:
             value = arguments[name]
-            if not isinstance(value, Mapping):  # text to resolve: only then walk out to the user's frame
+            if isinstance(value, Mapping):
+                ready[name] = value
+            elif value is not None or name not in row.optional:  # text to resolve: only then walk out to the user's frame
                 frame = user_frame()
-                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in names}
-            ready[name] = value
+                return {n: as_mapping(arguments[n], stage, f"{n}=", frame) for n in row.mappings
+                        if not (n in row.optional and arguments[n] is None)}
+        # An optional mapping left out (``dm.to_dm`` keeps its Cluster) is the composer's default.
         return ready
 
     def _compose(
         self, stage: Stage, mappings: dict[str, Mapping], *operands: Spec, **others: Any
     ) -> tuple[Spec, Any]:
         """The result type and derived parameters of a stage call on this tensor (rules: the stage's
-        row of the stage table), remembered per type and arguments."""
+        row of the stage table), remembered per type and arguments: first by the arguments' identity,
+        then by their structure."""
+        spec = self._spec
+        held = (*mappings.values(), *operands, *others.values())
+        call = (stage, *mappings, *others, *map(id, held))
+        found = spec._calls.get(call)
+        if found is not None:
+            return found[1]
         key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
         if others:
             key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
-        return self._spec.step(key, lambda: compose_stage(
-            stage, self._spec.tensor_type, *(spec.tensor_type for spec in operands), **mappings, **others))
+
+        def compose() -> tuple[TensorType, Any]:
+            return compose_stage(stage, spec.tensor_type, *(operand.tensor_type for operand in operands), **mappings,
+                                 **others)
+
+        try:
+            hash(key)
+        except TypeError:  # an unhashable option (a list where a pair is due): its rule refuses it, nothing is kept
+            result, params = compose()
+            return spec_for(result), params
+        return spec.remember_call(call, held, spec.step(key, compose))
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Generic, TypeVar
 
 from tcpdsl.numerics.scalars import Scalar
-from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TimeT, unspecialised
+from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TimeT, interned, unspecialised
 from tcpdsl.tensors.sources import CollectTensor
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.switched import SwitchTensor
@@ -95,4 +95,4 @@ def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
 
 def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:
     args = src._mappings(Stage.SWITCH, out_slice=out_slice, out_time=out_time)
-    return src._advance(SwitchTensor, Stage.SWITCH, args, config=check_config(config))
+    return src._advance(SwitchTensor, Stage.SWITCH, args, config=interned(check_config(config)))

@@ -18,6 +18,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
@@ -27,9 +28,11 @@ def step_of(
 ) -> Step:
     """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
     with ``source``, the receiver's type, the layouts before and after it too."""
-    tt = spec.tensor_type
-    before = source.layouts if source is not None else ()
-    return Step(stage, spec.mapping, tt.dtype, params, unit, spec.packets, spec.layout_text, relu, before, spec.layouts)
+    return filled(Step, {
+        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
+        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
+        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
+    })
 
 
 def flow_cost(flow: Flow) -> KernelCost:

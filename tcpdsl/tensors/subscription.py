@@ -42,14 +42,23 @@ class Spec:
     _steps: dict[tuple[object, ...], tuple[Spec, object]] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
+    # The same answers by the identity of the arguments (see :meth:`remember_call`).
+    _calls: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, object]]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
 
-    @property
+    @cached_property
     def family(self) -> Family:
         return self.tensor_type.family
 
-    @property
+    @cached_property
     def layouts(self) -> tuple[Mapping, ...]:
         return self.tensor_type.layouts
+
+    @cached_property
+    def dtype(self) -> str:
+        """The name of the element type (the accumulator for contraction results)."""
+        return self.tensor_type.dtype
 
     def step(self, key: tuple[object, ...], compose: Callable[[], tuple[TensorType, P]]) -> tuple[Spec, P]:
         """The result type of a stage called on this type and the parameters its verifier derived.
@@ -65,6 +74,18 @@ class Spec:
             if len(self._steps) < _STEPS_PER_SPEC:
                 self._steps[key] = found
         return found  # type: ignore[return-value]
+
+    def remember_call(self, call: tuple[object, ...], held: tuple[object, ...], found: tuple[Spec, P]) -> tuple[Spec, P]:
+        """Remember :meth:`step`'s answer under ``call``, a key naming the arguments ``held`` by their ``id``.
+
+        The entry keeps ``held`` alive, so while it is remembered no other object can take one of those
+        ids: a later call with the same key passes the very same objects, and gets the answer
+        :meth:`step` would give them without building its structural key.
+        """
+        if len(self._calls) >= _STEPS_PER_SPEC:
+            self._calls.clear()
+        self._calls[call] = (held, found)
+        return found
 
     @cached_property
     def mapping(self) -> Mapping:
@@ -110,9 +131,21 @@ class Same:
         return isinstance(other, Same) and other.value is self.value
 
 
+# One spec per composed type, by the type's id (each entry keeps its type alive), so that every path to a
+# type shares its remembered stage calls and a type check is an identity test.
+_SPECS: dict[int, Spec] = {}
+_SPECS_LIMIT: Final = 4096
+
+
 def spec_for(tensor_type: TensorType) -> Spec:
     """The run-time spec of a composed type (its dtype names as scalar classes)."""
-    return Spec(tensor_type, tuple(scalar(d) for d in tensor_type.dtypes))
+    found = _SPECS.get(id(tensor_type))
+    if found is None:
+        found = Spec(tensor_type, tuple(scalar(d) for d in tensor_type.dtypes))
+        if len(_SPECS) >= _SPECS_LIMIT:
+            _SPECS.clear()
+        _SPECS[id(tensor_type)] = found
+    return found
 
 
 class Specialised(type):
@@ -121,7 +154,10 @@ class Specialised(type):
     __tcp_spec__: Spec
 
     def __instancecheck__(cls, instance: object) -> bool:
-        return _mismatch(cls.__tcp_spec__, instance) is None
+        expected = cls.__tcp_spec__
+        if isinstance(instance, Subscriptable) and getattr(instance, "_spec", None) is expected:
+            return True  # the very spec: one composed type (spec_for)
+        return _mismatch(expected, instance) is None
 
     def __instancecheck_str__(cls, instance: object) -> str:
         return _mismatch(cls.__tcp_spec__, instance) or ""
@@ -246,7 +282,10 @@ def subscribe(cls: type, params: object) -> object:
     key = (family.name, dtypes, layouts)
     found = _SPECIALISED.get(key)
     if found is None:
-        spec = Spec(check_type(family, tuple(d.name for d in dtypes), layouts), dtypes)
+        tensor_type = check_type(family, tuple(d.name for d in dtypes), layouts)
+        spec = spec_for(tensor_type)
+        if spec.dtypes != dtypes:  # scalar classes other than the table's own
+            spec = Spec(tensor_type, dtypes)
         found = Specialised(
             family.name,
             (cls,),

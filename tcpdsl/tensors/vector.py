@@ -34,7 +34,8 @@ from tcpdsl.numerics.scalars import Scalar, f32, i32
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, PassStep, VectorChain, VrfValues
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
-from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
+from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
+from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -114,7 +115,7 @@ class PassTensor(TensorBase):
                                                flow)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
-        immediate = vc.constant(stage, value, dtype)
+        immediate = interned(vc.constant(stage, value, dtype))
         return immediate, Constant(value)  # type: ignore[arg-type]
 
     def _step(self, cls: type[Any], stage: Stage, mappings: dict[str, Any] | None = None, *,
@@ -122,9 +123,12 @@ class PassTensor(TensorBase):
         """Compose the row with the pass's state, record the step, and return the next position."""
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
+        # The chain one step further, built directly: ``with_step``'s ``dataclasses.replace`` costs more.
+        before = self._chain
+        recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
+        chain = filled(VectorChain, {"source": before.source, "steps": (*before.steps, recorded)})
         if target is VectorFinalTensor:
-            return VectorFinalTensor._ended(spec, self._chain.with_step(PassStep(stage, spec.layouts, step)))
-        chain = self._chain.with_step(PassStep(stage, spec.layouts, step, **(record or {})))
+            return VectorFinalTensor._ended(spec, chain)
         return target._of(spec, chain, step.state)
 
     def _binary(self, cls: type[Any], stage: Stage, op: object, operand: object, mode: object) -> Any:
@@ -185,7 +189,8 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
-    chain = VectorChain(source).with_step(PassStep(Stage.VECTOR_INIT, spec.layouts, step))
+    first = filled(PassStep, {"stage": Stage.VECTOR_INIT, "layouts": spec.layouts, "step": step})
+    chain = filled(VectorChain, {"source": source, "steps": (first,)})
     return VectorInitTensor._of(spec, chain, step.state)
 
 
@@ -304,7 +309,7 @@ class _Fp(PassTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT, StashT
         vc.check_choice(stage, "op", op, vc.OPS[stage])
         vc.check_choice(stage, "mode", mode, (TernaryArgMode,))
         pairs = [self._operand(stage, o, "f32") for o in operands] if isinstance(operands, tuple) else []
-        typed = tuple(t for t, _ in pairs) if len(pairs) == 2 else operands
+        typed = interned(tuple(t for t, _ in pairs)) if len(pairs) == 2 else operands
         values = tuple(v for _, v in pairs)
         return self._step(VectorFpTensor, stage, op=op, operands=typed,  # type: ignore[no-any-return]
                           record={"op": op, "operands": values, "mode": mode})
