@@ -411,6 +411,8 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     got = fused_logical(flow(replicated), "fused")
     expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+
+
 # -- m["..."] remembered per call site --------------------------------------------------------------
 
 
