@@ -71,15 +71,20 @@ def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: 
     box = _box(StructKey(mapping), terms, element, offset, StructKey(window), new_terms)
     if box is None or not box.one_to_one:
         return None
+
     def part(array: Array) -> Array:
         # On a contiguous array the reshape only splits dimensions: a view that writes into it.
         return array.reshape(box.tensor_digits).transpose(box.tensor_inverse)[box.index]
 
-    out = np.array(values, copy=True)
-    part(out)[...] = new.astype(out.dtype).reshape(box.window_digits).transpose(box.window_inverse)
+    # One to one, a window as large as the tensor writes every cell: nothing of the old values is read.
+    whole = new.size == values.size
+    out = np.empty(values.shape, values.dtype) if whole else np.array(values, copy=True)
+    part(out)[...] = new.astype(out.dtype, copy=False).reshape(box.window_digits).transpose(box.window_inverse)
     # Frozen: the written tensor's values are kept as they are, and what a contraction widened from the values
     # before the write is carried over with the box's cells redone (a KV cache widened a row per step).
-    carry(values, freeze(out), part)
+    freeze(out)
+    if not whole:
+        carry(values, out, part)
     return out
 
 
