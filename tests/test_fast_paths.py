@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import math
 import typing
 
 import numpy as np
@@ -19,7 +20,7 @@ from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
-from tcpdsl.numerics import kept
+from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
@@ -123,12 +124,12 @@ def test_frozen_values_are_widened_once_they_are_reused_and_writeable_ones_every
 def test_what_is_kept_goes_with_its_array() -> None:
     frozen = freeze(tcp.bf16.cast(RNG.standard_normal((128, 256))))
     for _ in range(2):
-        derived(frozen, "widen", _widen)
+        derived(frozen, "widen", _widen, elementwise=True)
     owner = id(frozen.base if frozen.base is not None else frozen)
-    assert owner in kept._kept
+    assert owner in kept._kept and owner in kept._elementwise
     del frozen
     gc.collect()
-    assert owner not in kept._kept and owner not in kept._owners.values()
+    assert owner not in kept._kept and owner not in kept._owners.values() and owner not in kept._elementwise
 
 
 def test_weights_reused_across_calls_give_the_same_bits(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -152,6 +153,60 @@ def test_weights_reused_across_calls_give_the_same_bits(monkeypatch: pytest.Monk
     assert id(held if held.base is None else held.base) in kept._kept  # the widened weights were kept
     assert call(kept_weights, x) == first_x and call(kept_weights, y) == first_y
     assert call(Weights(tcp.Tensor(data, "C B")), x) == first_x  # fresh weights, nothing kept yet
+
+
+def _contract(w: typing.Any, x: np.ndarray) -> np.ndarray:
+    """``x . w`` over B, ``w`` moved through DM into the TRF: the bits of the f32 result."""
+    dev = tcp.Device()
+    trf = (dev.sub.begin(w.to_dm(cluster=Grid[1], slice=Grid[2], element=m["C, B"]).view())
+           .fetch(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+           .collect(out_time=m["C, B / 16"], out_packet=m["B % 16"])
+           .to_trf(lane=m["C"], element=m["B"]))
+    out = Stream(dev.main, tcp.Tensor(x, "A B")).contract_outer(trf, out_time=m["A, B / 32"], out_packet=m["B % 32"])
+    result: np.ndarray = out.contract_packet(out_packet=m["1"]).to_tensor().to_numpy("A C")
+    return result.view(np.uint32)
+
+
+def test_a_tensor_written_a_row_per_step_widens_only_that_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A tensor written a row per step and contracted after each write, as a KV cache is: from the second
+    write on, what was widened from it before is carried over with the written row widened again, and every
+    contraction has the bits of the same values given fresh (never written). The rows hold subnormals and NaNs."""
+    monkeypatch.setattr(kept, "_WORTH_KEEPING", 0)  # keep even this small tensor's widened values
+    widened: list[tuple[int, ...]] = []
+
+    def counted(values: np.ndarray, dtype: str, canonical: bool) -> np.ndarray:
+        widened.append(values.shape)
+        return _widened(values, dtype, canonical)
+
+    monkeypatch.setattr(chain, "_widened", counted)
+    patterns = RNG.integers(0, 2**32, (C.n + 1, B.n), dtype=np.uint64).astype(np.uint32)
+    patterns[:, :4] = [0x00000001, 0x807FFFFF, 0x7FC00001, 0xFF800000]
+    values = patterns.view(np.float32)
+    w = Weights(tcp.Tensor(values[0:1].repeat(C.n, axis=0), "C B"))
+    model = cast(values[0:1].repeat(C.n, axis=0), "bf16")
+    shapes: list[list[tuple[int, ...]]] = []
+    with tcp.evaluator("fused"):
+        for step in range(C.n):
+            x = RNG.standard_normal((A.n, B.n))
+            del widened[:]
+            got = _contract(w, x)
+            shapes.append(sorted(widened))
+            assert np.array_equal(got, _contract(Weights(tcp.Tensor(model, "C B")), x)), step
+            row = Weights(tcp.Tensor(values[1:].reshape(C.n, B.n)[[step] * C.n], "C B"))
+            window = w.view_mut().tile(step, index=m["C"], len=1, element=m["C % 1 #{!} 8, B"])
+            del widened[:]
+            row.view().tile(step, index=m["C"], len=1, element=m["C % 1 # 8, B"]).to_hbm_view(window)
+            shapes[-1] += sorted(widened)
+            model = model.copy()
+            model[step] = cast(values[1 + step], "bf16")
+        assert np.array_equal(w.to_tensor().to_numpy("C B").view(np.uint16), model.view(np.uint16))
+    # Before the first write the tensor is seen once; the first write's values are widened whole and kept;
+    # each later write widens its row alone (while the fresh stream is widened on every call).
+    # A write is computed when a contraction first reads the tensor after it. The tensor is seen once before
+    # the first write, and the first write's values are widened whole and kept; each later write widens its
+    # row alone. The stream, fresh on every call, is widened every time.
+    whole, row, stream = (C.n, B.n), (1, B.n), (A.n, B.n)
+    assert shapes == [[whole, stream]] * 2 + [[row, stream]] * (C.n - 2)
 
 
 # -- contractions read from the tensors' own arrays -------------------------------------------------

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl.errors import DtypeError
 from tcpdsl.numerics.scalars import (
+    _BLOCK,
     Scalar,
     _extremes,
     bf16,
@@ -311,3 +312,23 @@ def test_the_public_casts_are_the_chips() -> None:
     with pytest.raises(DtypeError) as info:
         tcp.bf16.cast([[1.0], [1.0, 2.0]])
     assert info.value.rule == "NotNumbers" and "bf16.cast cannot read the data as an array" in str(info.value)
+
+
+def test_casting_bf16_to_bf16_canonicalises_every_block() -> None:
+    # Longer than the block the copy is checked in, with subnormals, NaNs and zeros in every block
+    # and a strided source: each cell follows the rule (a subnormal flushes to its signed zero, a
+    # NaN becomes 0x7fc0, every other pattern is kept) and the caller's array is left alone.
+    rng = np.random.default_rng(5)
+    patterns = rng.integers(0, 2**16, size=2 * 3 * _BLOCK + 7, dtype=np.uint32).astype(np.uint16)
+    patterns[rng.random(patterns.size) < 0.3] = 0
+    patterns[-3:] = [0x8001, 0x7F81, 0x007F]  # the last, partial block holds specials too
+    for stored in (patterns.view(ml_dtypes.bfloat16), patterns.view(ml_dtypes.bfloat16)[::2]):
+        before = stored.view(np.uint16).copy()
+        bits = before.copy()
+        exponent, mantissa = bits & 0x7F80, bits & 0x007F
+        bits[exponent == 0] &= 0x8000
+        bits[(exponent == 0x7F80) & (mantissa != 0)] = 0x7FC0
+        got = cast(stored, bf16)
+        assert got.dtype == bf16.numpy and got.shape == stored.shape
+        assert np.array_equal(got.view(np.uint16), bits)
+        assert np.array_equal(stored.view(np.uint16), before)

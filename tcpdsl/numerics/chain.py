@@ -73,12 +73,14 @@ class Operand:
         Frozen values (a typed tensor's own data, such as weights) are widened once and the result
         is kept (:mod:`tcpdsl.numerics.kept`).
         """
-        return derived(self.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical)
+        return derived(self.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical,
+                       elementwise=True)
 
     def widened_held(self) -> npt.NDArray[Any]:
         """The tensor's own array (one dimension per term) widened like :meth:`widened`."""
         assert self.tensor is not None
-        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical)
+        return derived(self.tensor.values, ("widen", self.dtype, self.canonical), _widened, self.dtype, self.canonical,
+                       elementwise=True)
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -237,13 +237,12 @@ def _widen_bf16(stored: Array) -> Array:
 
 def _canonical_bf16(stored: Array) -> Array:
     """bf16 already: a copy with subnormals flushed and NaN made canonical (the round trip through
-    f32, done on the few cells it changes)."""
-    out = np.array(stored, dtype=bf16.numpy)
-    flat = out.reshape(-1)
-    special = _extremes(flat.view(np.uint16), 0x7F80, 0x0080)
-    if special.size:
-        flat[special] = _narrow_bf16(_widen_bf16(flat[special]))
-    return out
+    f32, done on the few cells it changes).
+
+    Copied and checked a block at a time like a conversion: a whole-array check would allocate
+    work arrays several times the tensor's size, and first touching fresh memory is most of what
+    a big weight's copy costs."""
+    return _bf16_blocks(stored, bf16.numpy, 0x0080, lambda cells: _narrow_bf16(_widen_bf16(cells)))
 
 
 def _wrap(values: Array, bits: int) -> Array:

@@ -6,7 +6,8 @@ When both mappings are regular views over their terms, of one size, both are cut
 (at every slot boundary of either and at the slice's end: a live digit cut into digits of its axis, or
 into itself and padding above it). The offset is then a start in each piece; if no digit runs past the
 tensor's live count, every live cell of the window reads a live cell of the tensor piece by piece, and
-the window's values are a slice of the tensor's digit array; a write into it sets that slice of a copy.
+the window's values are a slice of the tensor's digit array; a write into it sets that slice of a copy,
+and what was kept widened from the tensor before is carried to the copy with that slice widened again.
 That costs the window's size (and a write the tensor's copy), where laying the tensor out costs the
 tensor's several times over.
 """
@@ -21,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Bcast, Digit, Mapping, Slots, StructKey, slot_strides
+from tcpdsl.numerics.kept import carry, freeze
 from tcpdsl.numerics.transfer import _view
 
 Array = npt.NDArray[Any]
@@ -69,9 +71,20 @@ def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: 
     box = _box(StructKey(mapping), terms, element, offset, StructKey(window), new_terms)
     if box is None or not box.one_to_one:
         return None
-    out = np.array(values, copy=True)  # the reshape below only splits dimensions: a view that writes into it
-    target = out.reshape(box.tensor_digits).transpose(box.tensor_inverse)[box.index]
-    target[...] = new.astype(out.dtype).reshape(box.window_digits).transpose(box.window_inverse)
+
+    def part(array: Array) -> Array:
+        # On a contiguous array the reshape only splits dimensions: a view that writes into it.
+        return array.reshape(box.tensor_digits).transpose(box.tensor_inverse)[box.index]
+
+    # One to one, a window as large as the tensor writes every cell: nothing of the old values is read.
+    whole = new.size == values.size
+    out = np.empty(values.shape, values.dtype) if whole else np.array(values, copy=True)
+    part(out)[...] = new.astype(out.dtype, copy=False).reshape(box.window_digits).transpose(box.window_inverse)
+    # Frozen: the written tensor's values are kept as they are, and what a contraction widened from the values
+    # before the write is carried over with the box's cells redone (a KV cache widened a row per step).
+    freeze(out)
+    if not whole:
+        carry(values, out, part)
     return out
 
 
