@@ -11,8 +11,8 @@ key and value rows the projection writes (``PROJECTION``), the attention output 
 
 Run: ``python examples/transformer/run_model.py [--evaluator fused|simulate]`` (both by default). On the
 fused evaluator the final layer takes seconds, most of them placing the 159M-cell lm_head weight in HBM (its
-tiles are read and written as slices of the tensors' values); the simulator takes minutes, cutting each of the
-19 tiles from the whole weight laid out.
+tiles are read and written as slices of the tensors' values); the simulator takes about a minute, cutting each
+of the 19 tiles from the whole weight laid out.
 """
 
 import argparse
@@ -164,8 +164,9 @@ def compare_step(got: Boundaries, want: Boundaries) -> list[Row]:
 def main(evaluators: Sequence[str] = ("fused",)) -> None:
     """Compare every boundary under each evaluator and print the tables; exits with an error if one fails.
 
-    ``tcpdsl run`` calls it with the fused evaluator only: the simulator's final layer takes minutes longer
-    than its per-module limit. The command line runs both unless told otherwise."""
+    ``tcpdsl run`` calls it with the fused evaluator only: the simulator's run, about a minute, would double
+    what ``make run`` and the test suite spend on the examples, and tests/test_transformer_run_model.py
+    already compares the step on both. The command line runs both unless told otherwise."""
     case = Case.draw()
     want = expected_step(case)
     weight = lm_head_weight(case.final)
