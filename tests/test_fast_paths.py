@@ -26,7 +26,7 @@ from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
-from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scalars import _extremes, cast
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
@@ -323,6 +323,20 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=40), st.booleans())
+def test_the_scan_for_cells_to_fix_finds_what_the_exponent_rule_names(cells: list[int], scratch: bool) -> None:
+    # Its constants are built once per word width and reused: both widths, with and without a scratch array.
+    for bits, field, low in ((np.array(cells, dtype=np.uint32), 0x7F800000, 0x00800000),
+                             (np.array(cells, dtype=np.uint32).astype(np.uint16), 0x7F80, 0x0080)):
+        exponent = bits & bits.dtype.type(field)
+        nonzero = (bits & bits.dtype.type(field | (field - 1))) != 0
+        expected = np.flatnonzero(nonzero & ((exponent < low) | (exponent == field))).tolist()
+        work = np.empty(len(cells) + 3, dtype=bits.dtype) if scratch else None
+        assert _extremes(bits, field, low, work).tolist() == expected
+        assert _extremes(bits, field, low).tolist() == expected
 
 
 # -- a contraction as a planned matrix product --------------------------------------------------
