@@ -23,7 +23,7 @@ from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, r
 from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
-from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
+from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.scalars import _extremes, cast
@@ -480,6 +480,24 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     got = fused_logical(flow(replicated), "fused")
     expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.sampled_from(["f32", "bf16", "i32"]), st.booleans()), min_size=1, max_size=6),
+       st.lists(CELLS, min_size=12, max_size=12))
+def test_a_flow_casts_only_where_the_dtype_changes_with_the_bits_of_a_cast_at_every_step(
+        steps: list[tuple[str, bool]], cells: list[int]) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape(1, 12)
+    flow = Flow(Root(mapping, "f32", terms, (), lambda name: values))
+    expected, dtype = values, "f32"
+    for to, relu in steps:
+        flow = flow.then(Step("commit", mapping, to, relu=relu))
+        expected = convert(np.maximum(expected, 0) if relu else expected, dtype, to)  # every step, as defined
+        dtype = to
+    got = fused_logical(flow, "fused")
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
 
 # -- m["..."] remembered per call site --------------------------------------------------------------
