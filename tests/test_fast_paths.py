@@ -36,8 +36,8 @@ from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
 from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import (FpBinaryOp, FpMulAlu, InterSliceReduceOpF32, IntraSliceReduceOpF32,
-                                     ReduceOp)
+from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FxpBinaryOp,
+                                     InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -463,6 +463,25 @@ def test_an_f32_op_reading_its_inputs_in_place_has_the_bits_of_the_copies(op: ty
     assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
     assert (stream.tobytes(), operand.tobytes()) == before  # the inputs are read, never fixed in place
     assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
+
+
+BINARY_OPS = [FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN, LogicBinaryOpF32.BIT_XOR,
+              FxpBinaryOp.SUB_FXP_SAT, FxpBinaryOp.LEFT_SHIFT, ClipBinaryOpI32.ABS_MAX]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(BINARY_OPS), st.sampled_from(list(BinaryArgMode)), st.sampled_from([(3, 1), (1, 4), (4,), ()]),
+       st.lists(CELLS, min_size=24, max_size=24))
+def test_a_binary_op_broadcasting_its_pair_itself_has_the_bits_of_the_pair_broadcast_first(
+        op: typing.Any, mode: BinaryArgMode, operand_shape: tuple[int, ...], cells: list[int]) -> None:
+    raw = np.array(cells, dtype=np.uint32)
+    as_type = (lambda bits: bits.view(np.int32)) if op_dtype(op) == "i32" else (lambda bits: bits.view(np.float32))
+    stream = as_type(raw[:12]).reshape(3, 4)
+    operand = as_type(raw[12:12 + math.prod(operand_shape)]).reshape(operand_shape)
+    got = binary(op, stream, operand, mode)
+    picks = dict(zip("so", (np.ascontiguousarray(x) for x in np.broadcast_arrays(stream, operand))))
+    expected = binary(op, picks[mode.value[0]], picks[mode.value[1]])  # the pair picked, both of one shape
+    assert got.shape == stream.shape and got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize("relu", [False, True])
