@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
-from tcpdsl.algebra import logical_terms
+from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
@@ -30,7 +30,8 @@ from tcpdsl.numerics.scalars import _extremes, cast
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
-from tcpdsl.numerics.vector_chain import VrfValues
+from tcpdsl.numerics import vector_chain
+from tcpdsl.numerics.vector_chain import PassStep, VrfValues
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
@@ -517,6 +518,21 @@ def test_a_flow_casts_only_where_the_dtype_changes_with_the_bits_of_a_cast_at_ev
         dtype = to
     got = fused_logical(flow, "fused")
     assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_a_steps_layouts_remembered_by_identity_pair_as_their_structure_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small table, so it is cleared along the way; each tuple is dropped after use, so later ones may
+    # take its id: an entry holding its tuple keeps that from answering for another.
+    monkeypatch.setattr(vector_chain, "_PAIRED_BY_IDENTITY", 3)
+    texts = ["A", "A / 4", "B, A % 8", "C", "A % 4, C", "B / 2"]
+    for round_ in range(40):
+        layouts = (m["1"], m["1"], m[texts[round_ % len(texts)]], m["1"], m[texts[(round_ * 5 + 1) % len(texts)]])
+        expected = pairs(list(layouts))
+        step = PassStep(Stage.VECTOR_INIT, layouts, typing.cast(typing.Any, None))
+        assert step.mapping == expected and step.terms == logical_terms(expected)
+        again = PassStep(Stage.VECTOR_INIT, layouts, typing.cast(typing.Any, None))
+        assert again.mapping is step.mapping and again.terms is step.terms
+    assert len(vector_chain._paired_by_identity) <= 3
 
 
 # -- m["..."] remembered per call site --------------------------------------------------------------
