@@ -535,6 +535,19 @@ def test_a_steps_layouts_remembered_by_identity_pair_as_their_structure_does(mon
     assert len(vector_chain._paired_by_identity) <= 3
 
 
+WINDOW_TEXTS = ["A", "A / 4, A % 4", "B, A", "A, B", "(A / 8, A % 8), B", "A % 8", "A / 4", "B / 2, A"]
+
+
+@settings(max_examples=100)
+@given(st.sampled_from(WINDOW_TEXTS), st.sampled_from(WINDOW_TEXTS))
+def test_a_window_compares_its_mapping_by_identity_and_structure_before_the_normal_forms(first: str,
+                                                                                         second: str) -> None:
+    from tcpdsl.tensors.stream import _equal
+    a, b = m[first], m[second]
+    assert _equal(a, b) == (a == b)
+    assert _equal(a, a) and _equal(a, a.normalize()) and _equal(a.normalize(), a)
+
+
 # -- m["..."] remembered per call site --------------------------------------------------------------
 
 
