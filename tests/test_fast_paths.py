@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
-from tcpdsl.algebra import logical_terms
+from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
@@ -23,21 +23,22 @@ from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, r
 from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import terms_of_mapping
-from tcpdsl.numerics.moves import lay_out, relabel, write_window, written
+from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
-from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scalars import _extremes, cast
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
-from tcpdsl.numerics.vector_chain import VrfValues
+from tcpdsl.numerics import vector_chain
+from tcpdsl.numerics.vector_chain import PassStep, VrfValues
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
 from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import (FpBinaryOp, FpMulAlu, InterSliceReduceOpF32, IntraSliceReduceOpF32,
-                                     ReduceOp)
+from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FxpBinaryOp,
+                                     InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -325,6 +326,20 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
 
 
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=40), st.booleans())
+def test_the_scan_for_cells_to_fix_finds_what_the_exponent_rule_names(cells: list[int], scratch: bool) -> None:
+    # Its constants are built once per word width and reused: both widths, with and without a scratch array.
+    for bits, field, low in ((np.array(cells, dtype=np.uint32), 0x7F800000, 0x00800000),
+                             (np.array(cells, dtype=np.uint32).astype(np.uint16), 0x7F80, 0x0080)):
+        exponent = bits & bits.dtype.type(field)
+        nonzero = (bits & bits.dtype.type(field | (field - 1))) != 0
+        expected = np.flatnonzero(nonzero & ((exponent < low) | (exponent == field))).tolist()
+        work = np.empty(len(cells) + 3, dtype=bits.dtype) if scratch else None
+        assert _extremes(bits, field, low, work).tolist() == expected
+        assert _extremes(bits, field, low).tolist() == expected
+
+
 # -- a contraction as a planned matrix product --------------------------------------------------
 
 ROLES = ("batch", "summed", "left", "right")
@@ -451,6 +466,25 @@ def test_an_f32_op_reading_its_inputs_in_place_has_the_bits_of_the_copies(op: ty
     assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
 
 
+BINARY_OPS = [FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN, LogicBinaryOpF32.BIT_XOR,
+              FxpBinaryOp.SUB_FXP_SAT, FxpBinaryOp.LEFT_SHIFT, ClipBinaryOpI32.ABS_MAX]
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(BINARY_OPS), st.sampled_from(list(BinaryArgMode)), st.sampled_from([(3, 1), (1, 4), (4,), ()]),
+       st.lists(CELLS, min_size=24, max_size=24))
+def test_a_binary_op_broadcasting_its_pair_itself_has_the_bits_of_the_pair_broadcast_first(
+        op: typing.Any, mode: BinaryArgMode, operand_shape: tuple[int, ...], cells: list[int]) -> None:
+    raw = np.array(cells, dtype=np.uint32)
+    as_type = (lambda bits: bits.view(np.int32)) if op_dtype(op) == "i32" else (lambda bits: bits.view(np.float32))
+    stream = as_type(raw[:12]).reshape(3, 4)
+    operand = as_type(raw[12:12 + math.prod(operand_shape)]).reshape(operand_shape)
+    got = binary(op, stream, operand, mode)
+    picks = dict(zip("so", (np.ascontiguousarray(x) for x in np.broadcast_arrays(stream, operand))))
+    expected = binary(op, picks[mode.value[0]], picks[mode.value[1]])  # the pair picked, both of one shape
+    assert got.shape == stream.shape and got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
 @pytest.mark.parametrize("relu", [False, True])
 def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None:
     mapping = m["Dm, E"]
@@ -466,6 +500,52 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     got = fused_logical(flow(replicated), "fused")
     expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.sampled_from(["f32", "bf16", "i32"]), st.booleans()), min_size=1, max_size=6),
+       st.lists(CELLS, min_size=12, max_size=12))
+def test_a_flow_casts_only_where_the_dtype_changes_with_the_bits_of_a_cast_at_every_step(
+        steps: list[tuple[str, bool]], cells: list[int]) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape(1, 12)
+    flow = Flow(Root(mapping, "f32", terms, (), lambda name: values))
+    expected, dtype = values, "f32"
+    for to, relu in steps:
+        flow = flow.then(Step("commit", mapping, to, relu=relu))
+        expected = convert(np.maximum(expected, 0) if relu else expected, dtype, to)  # every step, as defined
+        dtype = to
+    got = fused_logical(flow, "fused")
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+def test_a_steps_layouts_remembered_by_identity_pair_as_their_structure_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small table, so it is cleared along the way; each tuple is dropped after use, so later ones may
+    # take its id: an entry holding its tuple keeps that from answering for another.
+    monkeypatch.setattr(vector_chain, "_PAIRED_BY_IDENTITY", 3)
+    texts = ["A", "A / 4", "B, A % 8", "C", "A % 4, C", "B / 2"]
+    for round_ in range(40):
+        layouts = (m["1"], m["1"], m[texts[round_ % len(texts)]], m["1"], m[texts[(round_ * 5 + 1) % len(texts)]])
+        expected = pairs(list(layouts))
+        step = PassStep(Stage.VECTOR_INIT, layouts, typing.cast(typing.Any, None))
+        assert step.mapping == expected and step.terms == logical_terms(expected)
+        again = PassStep(Stage.VECTOR_INIT, layouts, typing.cast(typing.Any, None))
+        assert again.mapping is step.mapping and again.terms is step.terms
+    assert len(vector_chain._paired_by_identity) <= 3
+
+
+WINDOW_TEXTS = ["A", "A / 4, A % 4", "B, A", "A, B", "(A / 8, A % 8), B", "A % 8", "A / 4", "B / 2, A"]
+
+
+@settings(max_examples=100)
+@given(st.sampled_from(WINDOW_TEXTS), st.sampled_from(WINDOW_TEXTS))
+def test_a_window_compares_its_mapping_by_identity_and_structure_before_the_normal_forms(first: str,
+                                                                                         second: str) -> None:
+    from tcpdsl.tensors.stream import _equal
+    a, b = m[first], m[second]
+    assert _equal(a, b) == (a == b)
+    assert _equal(a, a) and _equal(a, a.normalize()) and _equal(a.normalize(), a)
 
 
 # -- m["..."] remembered per call site --------------------------------------------------------------

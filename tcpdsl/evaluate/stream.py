@@ -32,16 +32,18 @@ def fused_logical(flow: Flow, name: str) -> Array:
     """The flow's values over its root's terms: the root's values cast at each change of dtype, each
     distinct value once where the root repeats one along a term (read-only then)."""
     key = f"{name}:logical"
-    found = flow.cache.get(key)
+    found: Array | None = flow.cache.get(key)
     if found is None:
         root = flow.root.logical(name)
         # A replicated term is cast once, then broadcast.
         values, dtype = distinct(root) if 0 in root.strides else root, flow.root.dtype
         for step in flow.steps:
-            values = np.maximum(values, 0) if step.relu else values
-            values, dtype = convert(values, dtype, step.dtype), step.dtype
+            if step.relu:
+                values = np.maximum(values, 0)
+            if step.dtype != dtype:  # most steps only move cells: nothing to compute for them
+                values, dtype = convert(values, dtype, step.dtype), step.dtype
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
-    return np.asarray(found)
+    return found
 
 
 def simulated(flow: Flow, name: str) -> Buffer:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from functools import lru_cache
+from operator import is_
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     stash: Stream | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
-        if len(step.layouts) == len(layouts) and all(a is b for a, b in zip(step.layouts, layouts)):
+        if len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts)):  # no generator to resume
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
             after = _narrowed(step.terms, single) if single else step.terms

@@ -148,6 +148,20 @@ _NO_CELLS: Final = np.empty(0, dtype=np.intp)
 _NO_CELLS.setflags(write=False)
 
 
+# Per (word dtype, field, low): the magnitude mask, ``low``, the threshold and where a zero lands, as
+# numpy scalars of the word type, built once: making them on every call cost more than the check itself.
+_ExtremeConstants = tuple[np.generic, np.generic, np.generic, np.generic]
+_extreme_constants: dict[tuple[np.dtype[Any], int, int], _ExtremeConstants] = {}
+
+
+def _constants(dtype: np.dtype[Any], field: int, low: int) -> _ExtremeConstants:
+    word = dtype.type
+    top = 8 * dtype.itemsize
+    found = _extreme_constants[dtype, field, low] = (
+        word((1 << (top - 1)) - 1), word(low), word(field - low), word((1 << top) - low))
+    return found
+
+
 def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -> IntArray:
     """Flat indices of the nonzero cells whose exponent field (``bits & field``) is below ``low`` or
     all ones.
@@ -159,15 +173,15 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     found are fixed up. ``scratch`` (as long as ``bits``, of its dtype) saves allocating the work
     array on every block.
     """
-    word = bits.dtype.type
-    top = 8 * bits.dtype.itemsize
-    shifted = np.bitwise_and(bits, word((1 << (top - 1)) - 1), out=None if scratch is None else scratch[:bits.size])
-    np.subtract(shifted, word(low), out=shifted)
-    threshold = word(field - low)
+    dtype = bits.dtype
+    constants = _extreme_constants.get((dtype, field, low))
+    magnitude, start, threshold, zero = constants if constants is not None else _constants(dtype, field, low)
+    shifted = np.bitwise_and(bits, magnitude, out=None if scratch is None else scratch[:bits.size])
+    np.subtract(shifted, start, out=shifted)
     # The ufunc's own reduce: ndarray.max goes through a Python wrapper, a cost paid on every block.
     if np.maximum.reduce(shifted, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
         return _NO_CELLS
-    return np.flatnonzero((shifted >= threshold) & (shifted != word((1 << top) - low)))
+    return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
 
 def flush_f32(x: Array) -> Array:

@@ -51,6 +51,26 @@ def _paired(layouts: tuple[StructKey, ...]) -> tuple[Mapping, tuple[Digit, ...]]
     return mapping, logical_terms(mapping)
 
 
+_Paired = tuple[Mapping, tuple[Digit, ...]]
+# By the identity of the layouts tuple, which a tensor type hands to every step recorded at it. Each entry
+# holds its tuple, so while it is remembered no other object takes that id.
+_PAIRED_BY_IDENTITY = 1024
+_paired_by_identity: dict[int, tuple[tuple[Mapping, ...], _Paired]] = {}
+
+
+def _paired_layouts(layouts: tuple[Mapping, ...]) -> _Paired:
+    """:func:`_paired` of ``layouts``, found first by the tuple's identity: a step's structural keys cost
+    more than the rest of reading its terms."""
+    found = _paired_by_identity.get(id(layouts))
+    if found is not None:
+        return found[1]
+    if len(_paired_by_identity) >= _PAIRED_BY_IDENTITY:
+        _paired_by_identity.clear()
+    answer = _paired(tuple(map(StructKey, layouts)))
+    _paired_by_identity[id(layouts)] = (layouts, answer)
+    return answer
+
+
 @dataclass(frozen=True, eq=False)
 class PassSource:
     """The stream a pass starts from: its layouts ``[Chip, Cluster, Slice, Time, Packet]``, and its
@@ -69,11 +89,11 @@ class PassSource:
 
     @cached_property
     def mapping(self) -> Mapping:
-        return _paired(tuple(map(StructKey, self.layouts)))[0]
+        return _paired_layouts(self.layouts)[0]
 
     @cached_property
     def terms(self) -> tuple[Digit, ...]:  # read on every step of every evaluation: kept on the object
-        return _paired(tuple(map(StructKey, self.layouts)))[1]
+        return _paired_layouts(self.layouts)[1]
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,11 +113,11 @@ class PassStep:
 
     @cached_property
     def mapping(self) -> Mapping:
-        return _paired(tuple(map(StructKey, self.layouts)))[0]
+        return _paired_layouts(self.layouts)[0]
 
     @cached_property
     def terms(self) -> tuple[Digit, ...]:  # read on every step of every evaluation: kept on the object
-        return _paired(tuple(map(StructKey, self.layouts)))[1]
+        return _paired_layouts(self.layouts)[1]
 
 
 @dataclass(frozen=True, eq=False)

@@ -170,7 +170,13 @@ def fp_unary(op: FpUnaryOp, x: object) -> Array:
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
-    stream, operand = np.broadcast_arrays(s, o)  # the result has the stream's shape, whatever the mode
+    # Each op is element-wise and broadcasts a pair by itself; only a mode that reads one input twice
+    # must broadcast it to the other's shape first, so the result has the stream's shape whatever the mode.
+    if mode is BinaryArgMode.MODE01:
+        return s, o
+    if mode is BinaryArgMode.MODE10:
+        return o, s
+    stream, operand = np.broadcast_arrays(s, o)
     picks = {"s": stream, "o": operand}
     return picks[mode.value[0]], picks[mode.value[1]]
 
