@@ -135,6 +135,9 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
      ("B #{!} 4", "1 #{0} 4 / 4, (2, B) = 3, 1 #{0} 4 % 4")),
     ("(3, A) / 1, (3, A) % 1, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3", {"A": 2}, 18,
      ("A", "(2, A) = 3, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3")),
+    # The span of = 9 ends in the slot 2 whether (2, A) is read as one slot or as two: nothing is cut.
+    ("1 #{!} 2 % 1, 1 #{0} 3, (2, A) / 1, 1 #{!} 2 / 1, (2, A) % 1", {"A": 3}, 9,
+     ("(1 #{!} 2 / 2, 2 #{0} 6, A, 1 #{!} 2 % 2) / 9", "(1 #{!} 2 / 2, 2, A, 1 #{!} 2 % 2) = 9")),
 ])
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:

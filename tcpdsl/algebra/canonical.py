@@ -534,15 +534,30 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1
-    for slot in own:
-        if below * slot.extent >= span:
+    for extent in _fine_extents(own):
+        if below * extent >= span:
             size = below * -(-span // below)
             break
-        below *= slot.extent
+        below *= extent
     if span >= total or size >= total:
         return None
     cut_down = prefix(own, size)
     return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
+
+
+def _fine_extents(own: Slots) -> list[int]:
+    """The extents of ``own``, innermost first, with each slot that reads a whole operand unpadded
+    taken as the slots of that operand: where the span a piece strides over ends then does not
+    depend on how finely the text split the operand's slots (docs/mapping-language.md §1.8)."""
+    out: list[int] = []
+    for slot in own:
+        live = slot.live
+        if isinstance(live, Composite) and slot.shared is None and not slot.padded and live.stride == 1 \
+                and live.count == live.operand.size:
+            out += _fine_extents(live.operand.slots)
+        else:
+            out.append(slot.extent)
+    return out
 
 
 def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
