@@ -138,6 +138,9 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # The span of = 9 ends in the slot 2 whether (2, A) is read as one slot or as two: nothing is cut.
     ("1 #{!} 2 % 1, 1 #{0} 3, (2, A) / 1, 1 #{!} 2 / 1, (2, A) % 1", {"A": 3}, 9,
      ("(1 #{!} 2 / 2, 2 #{0} 6, A, 1 #{!} 2 % 2) / 9", "(1 #{!} 2 / 2, 2, A, 1 #{!} 2 % 2) = 9")),
+    # / 4 keeps A with the broadcast 2 above it, as one piece (2, A) / 2, however the text held them.
+    ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 3, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
+    ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 5, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
 ])
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
@@ -153,6 +156,12 @@ def test_a_touch_of_an_operand_whose_pieces_never_reach_its_padding_goes() -> No
     # With (3, A) % 2 as well, the positions add up to 3 and carry: the touch still ranks the operand.
     text = "(3, A) / 6, B, (3, A) % 3, (3, A) % 2"
     assert parse(text, {"A": 2, "B": 2}).normalize().text == text
+
+
+def test_a_strided_group_under_a_stride_is_read_whole() -> None:
+    # The group (2, B) / 2 that the stride kept together gives way to its slots under a second stride.
+    for text in ("(A, (2, B) / 2) / 2", "(A, 2, B) / 4", "[A, 2, B] / 4"):
+        assert parse(text, {"A": 2, "B": 3}).normalize().text == "(A, 2, B) / 4", text
 
 
 def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:

@@ -318,7 +318,7 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
             continue
         if slot.extent % s:
             top = 1
-            while grouping and top < len(slots) - 1 and _pure(slots[top]) and size_of(slots[:top]) % s:
+            while grouping and top < len(slots) - 1 and _axis_free(slots[top]) and size_of(slots[:top]) % s:
                 top += 1
             if top == 1 or size_of(slots[:top]) % s:
                 return None
