@@ -141,6 +141,9 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
     # / 4 keeps A with the broadcast 2 above it, as one piece (2, A) / 2, however the text held them.
     ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 3, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
     ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 5, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
+    # / 10 keeps A #{0} 3 with the padded piece (D, 1 # 3) # 20 above it, as the text's = 60 holds them.
+    ("E, (D # 7, B # 3, A #{0} 3) = 60", {"E": 2, "D": 4, "B": 1, "A": 2}, 10,
+     ("E, (D, 1 # 3, A #{0} 3) # 40 / 10 # 6", "(D % 2, 1 # 3, A #{0} 3) = 10")),
 ])
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
