@@ -135,6 +135,15 @@ def test_operand_padding_the_piece_stops_before_is_dropped(text: str, sizes: dic
      ("B #{!} 4", "1 #{0} 4 / 4, (2, B) = 3, 1 #{0} 4 % 4")),
     ("(3, A) / 1, (3, A) % 1, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3", {"A": 2}, 18,
      ("A", "(2, A) = 3, 1 #{!} 3 / 3, 1 #{0} 2, 1 #{!} 3 % 3")),
+    # The span of = 9 ends in the slot 2 whether (2, A) is read as one slot or as two: nothing is cut.
+    ("1 #{!} 2 % 1, 1 #{0} 3, (2, A) / 1, 1 #{!} 2 / 1, (2, A) % 1", {"A": 3}, 9,
+     ("(1 #{!} 2 / 2, 2 #{0} 6, A, 1 #{!} 2 % 2) / 9", "(1 #{!} 2 / 2, 2, A, 1 #{!} 2 % 2) = 9")),
+    # / 4 keeps A with the broadcast 2 above it, as one piece (2, A) / 2, however the text held them.
+    ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 3, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
+    ("(3, B) % 3, (2, A) / 1, (3, B) / 3, (2, A) % 1", {"A": 5, "B": 2}, 4, ("(2, B) = 3, (2, A) / 2", "A = 2, B")),
+    # / 10 keeps A #{0} 3 with the padded piece (D, 1 # 3) # 20 above it, as the text's = 60 holds them.
+    ("E, (D # 7, B # 3, A #{0} 3) = 60", {"E": 2, "D": 4, "B": 1, "A": 2}, 10,
+     ("E, (D, 1 # 3, A #{0} 3) # 40 / 10 # 6", "(D % 2, 1 # 3, A #{0} 3) = 10")),
 ])
 def test_a_split_of_a_flat_operand_is_the_split_written_out(
         text: str, sizes: dict[str, int], n: int, halves: tuple[str, str]) -> None:
@@ -150,6 +159,12 @@ def test_a_touch_of_an_operand_whose_pieces_never_reach_its_padding_goes() -> No
     # With (3, A) % 2 as well, the positions add up to 3 and carry: the touch still ranks the operand.
     text = "(3, A) / 6, B, (3, A) % 3, (3, A) % 2"
     assert parse(text, {"A": 2, "B": 2}).normalize().text == text
+
+
+def test_a_strided_group_under_a_stride_is_read_whole() -> None:
+    # The group (2, B) / 2 that the stride kept together gives way to its slots under a second stride.
+    for text in ("(A, (2, B) / 2) / 2", "(A, 2, B) / 4", "[A, 2, B] / 4"):
+        assert parse(text, {"A": 2, "B": 3}).normalize().text == "(A, 2, B) / 4", text
 
 
 def test_a_strided_innermost_digit_of_an_opaque_operand_is_read_at_stride_1() -> None:

@@ -328,7 +328,7 @@ class _Canon:
         own = tuple(self.forms[operand])
         if live.count == 1 or not own:
             return False
-        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader, self._alone_inside(operand))
+        found = self._read_whole(operand, own, live, reader) or _trimmed(own, live, reader, self._alone_inside(operand), self._lone_flat(own[0]))
         if found is None:
             return False
         form, read = found
@@ -340,6 +340,15 @@ class _Canon:
         slots[i:i + 1] = read(fresh)
         slots[:] = simplify(tuple(slots))
         return True
+
+    def _lone_flat(self, slot: Slot) -> Slots | None:
+        """The form of the operand ``slot`` is a piece of, when that piece alone reads it and it is flat."""
+        live = slot.live
+        if not isinstance(live, Composite) or slot.shared is not None:
+            return None
+        places = self._places(live.operand)
+        own = tuple(self.forms.get(live.operand, ()))
+        return own if len(places) == 1 and len(places[0][1]) == 1 and own and _flat(own) else None
 
     def _widen(self, operand: Operand) -> bool:
         """Write out a plain operand that the top slot of ``operand`` cuts, when its one piece never
@@ -479,11 +488,12 @@ class _Canon:
         return settled(self.top)
 
 
-def _trimmed(own: Slots, live: Composite, reader: Slot,
-             alone: bool) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
+def _trimmed(own: Slots, live: Composite, reader: Slot, alone: bool,
+             lone: Slots | None) -> tuple[Slots, Callable[[Operand], list[Slot]]] | None:
     """The form of an operand cut down to what its one piece ``reader`` reads, and how the piece
     then reads it; None when nothing is to cut (see ``_Canon._trim``). ``alone``: no list outside
-    the operand reaches the operands inside it."""
+    the operand reaches the operands inside it; ``lone``: the flat form of the operand the
+    innermost slot is the only piece of, if it is one."""
     low, top, total = own[0], own[-1], size_of(own)
     plain = low.shared is None and not isinstance(low.live, Composite)
     if len(own) > 1 and plain and live.stride % low.extent == 0:
@@ -522,7 +532,7 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
         smaller = low.extent // g
         return (Slot(None if low.live is None else Bcast(smaller), smaller, low.kind),) + own[1:], lambda o: [
             Slot(piece(o, live.stride // g, live.count), reader.extent, reader.kind)]
-    if (unscaled := _unscaled(own, live.stride)) is not None:
+    if (unscaled := _unscaled(own, live.stride, lone)) is not None:
         wide, t = unscaled
         return wide, lambda o: [Slot(piece(o, live.stride * t, live.count), reader.extent, reader.kind)]
     keep = min(live.count, -(-(total // top.extent * top.count) // live.stride))
@@ -534,18 +544,33 @@ def _trimmed(own: Slots, live: Composite, reader: Slot,
     # Keep the whole span the piece strides over, so that cutting never makes its text pad.
     span = live.count * live.stride
     below = size = 1
-    for slot in own:
-        if below * slot.extent >= span:
+    for extent in _fine_extents(own):
+        if below * extent >= span:
             size = below * -(-span // below)
             break
-        below *= slot.extent
+        below *= extent
     if span >= total or size >= total:
         return None
     cut_down = prefix(own, size)
     return None if cut_down is None else (cut_down, lambda o: [Slot(piece(o, live.stride, live.count), reader.extent, reader.kind)])
 
 
-def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
+def _fine_extents(own: Slots) -> list[int]:
+    """The extents of ``own``, innermost first, with each slot that reads a whole operand unpadded
+    taken as the slots of that operand: where the span a piece strides over ends then does not
+    depend on how finely the text split the operand's slots (docs/mapping-language.md §1.8)."""
+    out: list[int] = []
+    for slot in own:
+        live = slot.live
+        if isinstance(live, Composite) and slot.shared is None and not slot.padded and live.stride == 1 \
+                and live.count == live.operand.size:
+            out += _fine_extents(live.operand.slots)
+        else:
+            out.append(slot.extent)
+    return out
+
+
+def _unscaled(own: Slots, s: int, lone: Slots | None) -> tuple[Slots, int] | None:
     """``own`` with its innermost digit of stride ``t`` read at stride 1 instead, when a piece
     striding it by ``s`` (above 1) may stride the result by ``s·t``: every value that piece reads
     is then a multiple of ``t`` there, so the operand is the one a split of ``[X, Y] / s·t`` cuts,
@@ -553,7 +578,16 @@ def _unscaled(own: Slots, s: int) -> tuple[Slots, int] | None:
     ``t``; None when the innermost slot is no such digit, or the wider stride lines up with it."""
     low = own[0]
     digit = low.live
-    if s == 1 or len(own) < 2 or low.shared is not None or not isinstance(digit, Digit) or digit.stride == 1:
+    if s == 1 or len(own) < 2 or low.shared is not None:
+        return None
+    if isinstance(digit, Composite) and lone is not None and digit.stride > 1 and not low.padded \
+            and digit.count * digit.stride == digit.operand.size:
+        # The same for a strided piece of a flat operand nothing else reads (the group a stride
+        # kept together): its operand's slots, read whole, take its place.
+        t = digit.stride
+        wide = simplify(lone + own[1:])
+        return None if stride(wide, s * t) is not None else (wide, t)
+    if not isinstance(digit, Digit) or digit.stride == 1:
         return None
     t = digit.stride
     # Read at stride 1, the digit's padding includes what its text padded the axis with.

@@ -304,8 +304,8 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
     """Every ``s``-th cell of ``slots``, or ``None`` when ``s`` does not line up with the slots.
 
     With ``grouping``, a slot ``s`` neither divides nor is divided by is kept together with the
-    fewest slots of pure padding right above it whose extents make a multiple of ``s``, as one
-    operand (:func:`group`), when a slot stays above them.
+    fewest slots of pure padding, broadcasts or padded pieces right above it whose extents make a
+    multiple of ``s``, as one operand (:func:`group`), when a slot stays above them.
     """
     dropped: list[Slot] = []
     while s > 1:
@@ -318,7 +318,7 @@ def stride(slots: Slots, s: int, grouping: bool = False) -> Slots | None:
             continue
         if slot.extent % s:
             top = 1
-            while grouping and top < len(slots) - 1 and _pure(slots[top]) and size_of(slots[:top]) % s:
+            while grouping and top < len(slots) - 1 and _joins_stride_group(slots[top]) and size_of(slots[:top]) % s:
                 top += 1
             if top == 1 or size_of(slots[:top]) % s:
                 return None
@@ -340,6 +340,12 @@ def split_slot(slot: Slot, s: int) -> Slots | None:
 
 def _pure(slot: Slot) -> bool:
     return slot.live is None and slot.shared is None
+
+
+def _joins_stride_group(slot: Slot) -> bool:
+    """Pure padding, a broadcast, or a padded piece: slots whose cells a stride's group may hold
+    whatever the text's grouping was (docs/mapping-language.md §1.8)."""
+    return _axis_free(slot) or slot.shared is None and isinstance(slot.live, Composite) and slot.padded
 
 
 def _plain(slot: Slot) -> bool:
