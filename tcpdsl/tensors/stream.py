@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from tcpdsl.algebra import Mapping
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
@@ -55,12 +54,6 @@ def buffer_of(flow: Flow, name: str) -> Buffer:
     return get_evaluator(name).flow_buffer(flow)
 
 
-def _equal(a: Mapping, b: Mapping) -> bool:
-    """``a == b``, answered first by what implies it and costs no normal form: the same object, or the same
-    structure as written (a view of a whole tensor is mostly spelled as the tensor was)."""
-    return a is b or a.same_structure(b) or a == b
-
-
 def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
     """The flow of a window (a tile, a padded view) over ``spec`` of ``parent``, whose Element has ``element``
     cells, ``offset`` of them in."""
@@ -70,7 +63,7 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
 
     # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
-    whole = offset == 0 and _equal(spec.mapping, parent.mapping)
+    whole = offset == 0 and spec.mapping == parent.mapping
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
 
     def logical(name: str) -> Array:
