@@ -366,6 +366,95 @@ def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]
     assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
 
 
+def _copied_product(plan: typing.Any, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """The product by its definition: each operand transposed and copied whole into ``[batch, kept,
+    summed]`` (``[batch, summed, kept]``), one ``matmul``, then split and moved into the kept order."""
+    a = np.ascontiguousarray(rhs.transpose(plan.rhs_order))
+    b = np.ascontiguousarray(lhs.transpose(plan.lhs_order))
+    a = a if plan.rhs_shape is None else a.reshape(plan.rhs_shape)
+    b = b if plan.lhs_shape is None else b.reshape(plan.lhs_shape)
+    product = np.matmul(a, b)
+    product = product if plan.split is None else product.reshape(plan.split)
+    return product if plan.order is None else product.transpose(plan.order)
+
+
+def _laid_out(values: np.ndarray, order: list[int]) -> np.ndarray:
+    """``values`` held in memory with its dimensions in ``order`` (outermost first): a transposed view."""
+    return np.ascontiguousarray(values.transpose(order)).transpose(np.argsort(order))
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 5)), max_size=3),
+       st.lists(st.integers(2, 5), min_size=5, max_size=5), st.randoms())
+def test_a_product_of_matrices_over_batch_digits_has_the_bits_of_copied_operands(
+        extra: list[tuple[str, int]], base: list[int], shuffle: typing.Any) -> None:
+    # Two batch digits, a summed one and one kept on each side at least: a product of matrices.
+    digits = [*zip(("batch", "batch", "summed", "left", "right"), base), *extra]
+    roles = {k: role for k, (role, _) in enumerate(digits)}
+    sizes = {k: size for k, (_, size) in enumerate(digits)}
+    lsubs = [k for k, role in roles.items() if role != "right"]
+    rsubs = [k for k, role in roles.items() if role != "left"]
+    keep = [k for k, role in roles.items() if role != "summed"]
+    for subs in (lsubs, rsubs, keep):
+        shuffle.shuffle(subs)
+    plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
+    assert plan is not None and plan.batched is not None
+    # Random floats, whose sums depend on the order, held in shuffled memory orders (zeros included).
+    lhs = RNG.standard_normal([sizes[k] for k in lsubs]).astype(np.float32)
+    rhs = RNG.standard_normal([sizes[k] for k in rsubs]).astype(np.float32)
+    lhs[RNG.random(lhs.shape) < 0.2] = 0
+    lhs = _laid_out(lhs, shuffle.sample(range(lhs.ndim), lhs.ndim))
+    rhs = _laid_out(rhs, shuffle.sample(range(rhs.ndim), rhs.ndim))
+    expected = _copied_product(plan, lhs, rhs)
+    got = plan.apply(lhs, rhs)
+    assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
+# The softmax.V product of the transformer's attention (examples/transformer/attention.py): a KV-cache chunk
+# [32, 16 summed, 8, 16, 8] against the probabilities [8, 2, 32, 16 summed], over the batch digits 32 and 8.
+SOFTMAX_V: typing.Final = ((2, 5, 0, 1), (0, 1, 2, 3, 4), (2, 5, 0, 3, 4))
+SOFTMAX_V_SIZES: typing.Final = {0: 32, 1: 16, 2: 8, 3: 16, 4: 8, 5: 2}
+
+
+@pytest.mark.parametrize(("rhs_order", "lhs_order", "in_place"), [
+    ((0, 1, 2, 3, 4), (0, 1, 2, 3), True),  # as the transformer holds them
+    ((1, 0, 2, 3, 4), (3, 1, 0, 2), True),  # both transposed: the summed digit outermost
+    ((2, 1, 0, 3, 4), (2, 0, 1, 3), True),  # the batch digits swapped
+    ((0, 1, 2, 4, 3), (0, 1, 2, 3), False),  # the kept digits swapped: they merge by a copy only
+], ids=["as-held", "transposed", "batch-swapped", "kept-swapped"])
+def test_the_attention_product_reads_the_cache_in_place_with_the_same_bits(
+        rhs_order: tuple[int, ...], lhs_order: tuple[int, ...], in_place: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_matmul(SOFTMAX_V, SOFTMAX_V_SIZES)
+    assert plan is not None and plan.batched is not None
+    lsubs, rsubs, keep = SOFTMAX_V
+    shapes = [SOFTMAX_V_SIZES[k] for k in lsubs], [SOFTMAX_V_SIZES[k] for k in rsubs]
+    reads: list[bool] = []
+    matmul = np.matmul
+
+    def watched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        reads.append(np.shares_memory(a, rhs) and np.shares_memory(b, lhs))
+        return matmul(a, b)
+
+    for integers in (True, False):
+        if integers:  # small integers sum exactly in f32 in any order: the einsum's bits
+            lhs = RNG.integers(-8, 8, shapes[0]).astype(np.float32)
+            rhs = RNG.integers(-8, 8, shapes[1]).astype(np.float32)
+        else:  # rounding in every sum: the bits of the product that copies the operands
+            lhs = RNG.standard_normal(shapes[0]).astype(np.float32)
+            rhs = RNG.standard_normal(shapes[1]).astype(np.float32)
+        rhs[:, 3] = 0
+        lhs[:, :, 5] = 0
+        rhs, lhs = _laid_out(rhs, list(rhs_order)), _laid_out(lhs, list(lhs_order))
+        expected = np.einsum(lhs, list(lsubs), rhs, list(rsubs), list(keep)) if integers \
+            else _copied_product(plan, lhs, rhs)
+        monkeypatch.setattr(np, "matmul", watched)
+        got = plan.apply(lhs, rhs)
+        monkeypatch.setattr(np, "matmul", matmul)
+        assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
+    assert reads == [in_place, in_place]
+
+
 @pytest.mark.parametrize(("subscripts", "why"), [
     (((0, 1), (1, 2), (0, 2)), "a digit of size 1"),
     (((0, 1, 3), (1, 2), (0, 2)), "a digit summed on the left only"),

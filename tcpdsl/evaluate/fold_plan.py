@@ -132,6 +132,36 @@ def term_cut(cut: _Cut, axes: tuple[str, ...], chain: DigitChain, terms: tuple[D
 
 
 @dataclass(frozen=True)
+class _Batched:
+    """The shapes of a :class:`Matmul` with its batch digits kept apart, and the dimension pairs
+    (of each transposed operand) that must merge as a view for those shapes to be views."""
+
+    rhs_shape: tuple[int, ...]
+    lhs_shape: tuple[int, ...]
+    rhs_joins: tuple[int, ...]  # dimension i merges with i + 1
+    lhs_joins: tuple[int, ...]
+
+    def fits(self, a: Array, b: Array) -> bool:
+        return _merge(a, self.rhs_joins) and _merge(b, self.lhs_joins)
+
+
+def _merge(array: Array, joins: tuple[int, ...]) -> bool:
+    """Whether each dimension ``i`` of ``joins`` merges with dimension ``i + 1`` without a copy."""
+    shape, strides = array.shape, array.strides
+    return all(strides[i] == shape[i + 1] * strides[i + 1] for i in joins)
+
+
+def _joins(groups: list[list[int]]) -> tuple[int, ...]:
+    """The dimensions that merge with the next one when consecutive dimensions form ``groups``."""
+    out: list[int] = []
+    start = 0
+    for group in groups:
+        out.extend(range(start, start + len(group) - 1))
+        start += len(group)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class Matmul:
     """A pairwise contraction as one batched matrix product, planned from the subscripts.
 
@@ -140,6 +170,12 @@ class Matmul:
     ``[batch, summed, kept]``, each by a transpose and a reshape (a view where the digits merge, a
     copy as einsum makes otherwise), and the product is split and transposed into the kept order.
     The same arrays reach the same ``matmul``, so the bits are einsum's (docs/runtime.md §3.4).
+
+    A product of matrices (both sides keep a digit) over several batch digits runs over those
+    digits as they lie (``batched``) whenever its kept and summed digits merge as a view: batch
+    digits that do not merge would otherwise copy the whole operand, while each matrix reaches BLAS
+    in place. BLAS sums a product of matrices in the same order whatever their strides (a property
+    tests/test_fast_paths.py pins), so the bits are the same.
     """
 
     rhs_order: tuple[int, ...]
@@ -148,14 +184,19 @@ class Matmul:
     lhs_shape: tuple[int, ...] | None
     split: tuple[int, ...] | None  # the product's dimensions cut back into digits
     order: tuple[int, ...] | None  # then moved into the kept order
+    batched: _Batched | None = None
 
     def apply(self, lhs: Array, rhs: Array) -> Array:
         a = rhs.transpose(self.rhs_order)
         b = lhs.transpose(self.lhs_order)
-        if self.rhs_shape is not None:
-            a = a.reshape(self.rhs_shape)
-        if self.lhs_shape is not None:
-            b = b.reshape(self.lhs_shape)
+        batched = self.batched
+        if batched is not None and batched.fits(a, b):
+            a, b = a.reshape(batched.rhs_shape), b.reshape(batched.lhs_shape)
+        else:
+            if self.rhs_shape is not None:
+                a = a.reshape(self.rhs_shape)
+            if self.lhs_shape is not None:
+                b = b.reshape(self.lhs_shape)
         product: Array = np.matmul(a, b)
         if self.split is not None:
             product = product.reshape(self.split)
@@ -186,6 +227,15 @@ def plan_matmul(subscripts: tuple[tuple[int, ...], tuple[int, ...], tuple[int, .
             return None
         return tuple(math.prod(sizes[d] for d in part) for part in parts)
 
+    batched = None
+    if len(batch) > 1 and rhs_kept and lhs_kept:
+        # Only a product of matrices: a product with a vector side goes to gemv or dot, whose
+        # summation order can depend on the strides.
+        apart = [[d] for d in batch]
+        rhs_apart, lhs_apart = [*apart, rhs_kept, summed], [*apart, summed, lhs_kept]
+        batched = _Batched(tuple(math.prod(sizes[d] for d in part) for part in rhs_apart),
+                           tuple(math.prod(sizes[d] for d in part) for part in lhs_apart),
+                           _joins(rhs_apart), _joins(lhs_apart))
     produced = [*batch, *rhs_kept, *lhs_kept]
     return Matmul(
         rhs_order=tuple(rsubs.index(d) for d in (*batch, *rhs_kept, *summed)),
@@ -194,6 +244,7 @@ def plan_matmul(subscripts: tuple[tuple[int, ...], tuple[int, ...], tuple[int, .
         lhs_shape=merged(lhs_groups),
         split=None if all(len(part) == 1 for part in out_groups) else tuple(sizes[d] for d in produced),
         order=None if produced == list(keep) else tuple(produced.index(d) for d in keep),
+        batched=batched,
     )
 
 
