@@ -338,6 +338,33 @@ def test_the_scan_for_cells_to_fix_finds_what_the_exponent_rule_names(cells: lis
         assert _extremes(bits, field, low).tolist() == expected
 
 
+ALL_DTYPES = ["f32", "bf16", "f8e4m3", "f8e5m2", "i32", "i9", "i8", "i5", "i4"]
+
+
+def _stored(cells: list[int], dtype: str) -> np.ndarray:
+    """Values stored as ``dtype`` from raw bit patterns: f32 and bf16 as the bits are (subnormals, NaN payloads
+    and all), the others through the cast."""
+    raw = np.array(cells, dtype=np.uint32)
+    if dtype == "f32":
+        return raw.view(np.float32)
+    if dtype == "bf16":
+        return (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy)
+    return cast(raw.view(np.float32), dtype)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(ALL_DTYPES), st.sampled_from(ALL_DTYPES), st.lists(CELLS, min_size=12, max_size=12),
+       st.sampled_from([(12,), (3, 4), (2, 3, 2)]))
+def test_a_convert_has_the_bits_of_a_widen_then_a_cast(frm: str, to: str, cells: list[int],
+                                                        shape: tuple[int, ...]) -> None:
+    values = _stored(cells, frm).reshape(shape)
+    before = values.tobytes()
+    got = convert(values, frm, to)
+    expected = values if frm == to else cast(widen_values(values, frm), to)
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    assert values.tobytes() == before  # the source is read, never fixed in place
+
+
 # -- a contraction as a planned matrix product --------------------------------------------------
 
 ROLES = ("batch", "summed", "left", "right")

@@ -30,9 +30,18 @@ IntArray = npt.NDArray[np.int64]
 
 
 def convert(values: Array, frm: str, to: str) -> Array:
-    """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2)."""
+    """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2).
+
+    Two of those steps are skipped where they change nothing: widening f32 only flushes, which the cast
+    does itself (narrowing to bf16, to the cells it redoes); bf16 widens to f32 already flushed, which a
+    cast to f32 would copy and scan for nothing.
+    """
     if frm == to:
         return values
+    if frm == "f32" and values.dtype == np.float32:
+        return cast(values, to)
+    if frm == "bf16" and to == "f32":
+        return widen(values, frm)
     return cast(widen(values, frm), to)
 
 

@@ -23,6 +23,7 @@ IntArray = npt.NDArray[np.intp]
 
 SCALAR_STAGE: Final = "dtype"
 _F32_CANONICAL_NAN: Final = np.uint32(0x7FC00000)
+_F32: Final = np.dtype(np.float32)
 _E4M3_MAX: Final = 448.0
 _BLOCK: Final = 1 << 17  # cells narrowed or widened per pass
 
@@ -191,8 +192,13 @@ def flush_f32(x: Array) -> Array:
     (subnormals) or all ones (infinity or NaN), since this runs on every operand. The caller passes
     an array it owns.
     """
-    out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
-    bits = out.view(np.uint32).reshape(-1)
+    if type(x) is np.ndarray and x.dtype is _F32 and x.flags.c_contiguous:
+        out = x  # what ascontiguousarray would return, without its calls
+    else:
+        out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
+    bits = out.view(np.uint32)
+    if bits.ndim != 1:
+        bits = bits.reshape(-1)
     special = _extremes(bits, 0x7F800000, 0x00800000)
     if special.size:
         picked = bits[special]
@@ -205,8 +211,8 @@ def flush_f32(x: Array) -> Array:
 
 def has_special_f32(x: Array) -> bool:
     """Whether :func:`flush_f32` would change a cell of the f32 array ``x`` (it reads ``x`` only)."""
-    bits = np.ascontiguousarray(x).view(np.uint32).reshape(-1)
-    return bool(_extremes(bits, 0x7F800000, 0x00800000).size)
+    bits = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).view(np.uint32)
+    return bool(_extremes(bits if bits.ndim == 1 else bits.reshape(-1), 0x7F800000, 0x00800000).size)
 
 
 def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[Array], Array]) -> Array:
@@ -346,7 +352,9 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
         return _wrap(_as_int64(src), source.value_bits).astype(np.int32)
     if source is bf16:
         # ascontiguousarray makes a 0-d array 1-d; a scalar operand (no axes) must stay 0-d.
-        return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape))
+        if src.dtype != bf16.numpy or not src.flags.c_contiguous:
+            src = np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape)
+        return _widen_bf16(src)
     if source is f32:
         return flush_f32(src.astype(np.float32))
     if src.dtype == source.numpy:
