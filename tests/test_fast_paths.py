@@ -36,7 +36,7 @@ from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
-from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
+from tcpdsl.numerics.vector_ops import _combine, _converted, _subnormal, binary, f32, identity, reduce_fold
 from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FxpBinaryOp,
                                      InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
@@ -67,6 +67,27 @@ def test_an_f32_fold_has_the_bits_of_the_step_by_step_fold(op: ReduceOp, steps: 
     got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(F32_REDUCES), st.integers(0, 5), st.lists(CELLS, min_size=8, max_size=8))
+def test_a_fold_of_wide_rows_row_by_row_has_the_bits_of_the_step_by_step_fold(op: ReduceOp, steps: int,
+                                                                                cells: list[int]) -> None:
+    # Rows of 320 cells: folded a row at a time rather than by accumulate; the special cells land in every row.
+    raw = np.resize(np.array(cells, dtype=np.uint32), (steps, 320)) ^ np.arange(steps * 320, dtype=np.uint32).reshape(
+        steps, 320) % 3
+    x = raw.view(np.float32)
+    for axis, data in ((0, x), (1, x.T)):
+        got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
+        assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=0, max_size=40))
+def test_the_scan_for_subnormals_finds_what_the_exponent_rule_names(cells: list[int]) -> None:
+    bits = np.array(cells, dtype=np.uint32)
+    expected = bool(np.any(((bits & np.uint32(0x7F800000)) == 0) & ((bits & np.uint32(0x7FFFFFFF)) != 0)))
+    assert _subnormal(bits.view(np.float32).reshape(-1, 1)) == expected
 
 
 def test_a_sum_through_a_subnormal_partial_flushes_it_as_the_accumulator_does() -> None:

@@ -153,8 +153,9 @@ def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tupl
     kept_axes = set(axes_of(after))
     removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
     kept = tuple(t for i, t in enumerate(terms) if i not in removed)
-    moved = np.moveaxis(values, removed, range(len(kept), len(terms)))
-    folded = reduce_fold(step.op, moved.reshape(*moved.shape[: len(kept)], -1), axis=-1)
+    # The removed terms first: each step of the fold then reads a row laid out as the stream is.
+    moved = np.moveaxis(values, removed, range(len(removed)))
+    folded = reduce_fold(step.op, moved.reshape(-1, *moved.shape[len(removed):]), axis=0)
     held = set(axes_of(kept))
     base = tuple(t for t in after if t.axis in held)
     grouped = rearrange(folded, kept, base)

@@ -40,8 +40,9 @@ from tcpdsl.verify.vector_ops import (
 
 Array = npt.NDArray[Any]
 
-_EXPONENT: Final = np.uint32(0x7F800000)
 _SIGN: Final = np.uint32(0x80000000)
+_LAST_SUBNORMAL: Final = np.uint32(0x007FFFFF)
+_NO_CELL: Final = np.uint32(0xFFFFFFFF)  # what an empty array's smallest magnitude reads as
 _WORD: Final = 32
 
 
@@ -289,9 +290,30 @@ _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
 def _subnormal(x: Array) -> bool:
-    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field."""
-    bits = x.view(np.uint32)
-    return bool(np.any(((bits & _EXPONENT) == 0) & ((bits & ~_SIGN) != 0)))
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field.
+
+    On the magnitude (the bits without the sign) less one, a zero wraps round to the top and the
+    subnormals are exactly the values below the smallest normal's: two passes in place find them."""
+    magnitude = np.bitwise_and(x.view(np.uint32), ~_SIGN)
+    np.subtract(magnitude, np.uint32(1), out=magnitude)
+    return bool(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL) < _LAST_SUBNORMAL)
+
+
+# Rows of at least this many cells are folded a row at a time: along the first axis of a wide array,
+# ufunc.accumulate steps cell by cell at the array's stride, several times slower than a row-wide op.
+_WIDE_ROWS: Final = 256
+
+
+def _partials(function: Any, start: Array, values: Array) -> Array:
+    """``start`` then each partial result of folding ``values`` along its first axis in index order, as
+    ``function.accumulate`` gives them (each row one rounded op on the row before)."""
+    if start.size < _WIDE_ROWS:
+        return np.asarray(function.accumulate(np.concatenate([start[None], values]), axis=0))
+    out = np.empty((values.shape[0] + 1, *start.shape), dtype=np.float32)
+    out[0] = start
+    for i, row in enumerate(values):
+        function(out[i], row, out=out[i + 1])
+    return out
 
 
 def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
@@ -300,9 +322,10 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
-    values = np.moveaxis(_converted(op, x), axis, 0)
+    f32_fold = op_dtype(op) != I32
+    values = np.moveaxis(_read_f32(x) if f32_fold else i32(x), axis, 0)  # only read: no copy needed
     acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
-    if values.shape[0] and op_dtype(op) != I32:
+    if values.shape[0] and f32_fold:
         name = op.reference
         with np.errstate(all="ignore"):
             if name in _PICKS:
@@ -316,7 +339,7 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
                     acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
                 return f32(acc)
             if name in _ACCUMULATES:
-                partial = _ACCUMULATES[name].accumulate(np.concatenate([acc[None], values]), axis=0)
+                partial = _partials(_ACCUMULATES[name], acc, values)
                 if not _subnormal(partial):
                     return f32(partial[-1])
     for step in values:
