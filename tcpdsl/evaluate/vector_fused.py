@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
-from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
@@ -55,7 +55,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     """
     source = np.asarray(chain.source.logical(name))
     single = _replicated(chain, source)
-    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
+    terms = planned(_narrowed, chain.source.terms, single) if single else chain.source.terms
     values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
                    if single else source, chain.source.dtype)
     stash: Stream | None = None
@@ -64,7 +64,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
         if len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts)):  # no generator to resume
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
-            after = _narrowed(step.terms, single) if single else step.terms
+            after = planned(_narrowed, step.terms, single) if single else step.terms
         layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms)
@@ -142,7 +142,7 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
 def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
     """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
     term lists and broadcastable to the stream rather than as large as it."""
-    how = _vrf_reading(vrf_terms, terms)
+    how = planned(_vrf_reading, vrf_terms, terms)
     if isinstance(how, _View):
         return np.expand_dims(vrf.transpose(how.order), how.fresh)
     return vrf[how] if how else vrf
@@ -150,15 +150,38 @@ def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...])
 
 def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
     """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
-    kept_axes = set(axes_of(after))
-    removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
-    kept = tuple(t for i, t in enumerate(terms) if i not in removed)
+    how = planned(_folding, terms, after, step.reduce)
     # The removed terms first: each step of the fold then reads a row laid out as the stream is.
-    moved = np.moveaxis(values, removed, range(len(removed)))
-    folded = reduce_fold(step.op, moved.reshape(-1, *moved.shape[len(removed):]), axis=0)
+    moved = np.moveaxis(values, how.removed, how.front) if how.removed != how.front else values
+    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0)
+    grouped = rearrange(folded, how.kept, how.base)
+    if not how.fresh:
+        return grouped
+    return np.broadcast_to(np.expand_dims(grouped, how.fresh), how.shape).copy()
+
+
+@dataclass(frozen=True)
+class _Folding:
+    """How :func:`_reduce` folds a stream over one term list into another: the removed dimensions (moved
+    to the ``front``), the fold's rows, the kept terms regrouped as ``base``, and where the terms the
+    result adds go (``fresh``) in its ``shape``."""
+
+    removed: tuple[int, ...]
+    front: tuple[int, ...]
+    rows: tuple[int, ...]
+    kept: tuple[Digit, ...]
+    base: tuple[Digit, ...]
+    fresh: tuple[int, ...]
+    shape: tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _folding(terms: tuple[Digit, ...], after: tuple[Digit, ...], reduce: str | None) -> _Folding:
+    kept_axes = set(axes_of(after))
+    removed = tuple(i for i, t in enumerate(terms) if t.axis == reduce or t.axis not in kept_axes)
+    kept = tuple(t for i, t in enumerate(terms) if i not in removed)
     held = set(axes_of(kept))
     base = tuple(t for t in after if t.axis in held)
-    grouped = rearrange(folded, kept, base)
-    fresh = [i for i, t in enumerate(after) if t.axis not in held]
-    expanded = np.expand_dims(grouped, fresh) if fresh else grouped
-    return np.broadcast_to(expanded, tuple(t.count for t in after)).copy()
+    fresh = tuple(i for i, t in enumerate(after) if t.axis not in held)
+    return _Folding(removed, tuple(range(len(removed))), (-1, *(t.count for t in kept)), kept, base, fresh,
+                    tuple(t.count for t in after))

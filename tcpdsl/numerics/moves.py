@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -63,22 +63,40 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     there, poison or 0. A term the read replicates (every index along it reads the same value) is
     gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
     """
-    found = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
-    if found is None:  # every element stays where it is: the values themselves, read-only
+    shape = values.shape
+    found = _relabellings.get((id(src), id(dst), id(terms), id(dst_terms), shape))
+    if found is not None and found[0] is src and found[1] is dst and found[2] is terms and found[3] is dst_terms:
+        how = found[4]
+    else:
+        how = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, shape)
+        if len(_relabellings) >= _RELABELLINGS_LIMIT:
+            _relabellings.clear()
+        _relabellings[(id(src), id(dst), id(terms), id(dst_terms), shape)] = (src, dst, terms, dst_terms, how)
+    if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
-    index, shape = found
-    ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
-    gathered = np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
-    return gathered if gathered.shape == shape else np.broadcast_to(gathered, shape)
+    index, full, ends_read = how
+    if ends_read:
+        ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
+        gathered = np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+    else:  # every element reads a value (the index is shifted down by one to read them in place)
+        gathered = values.reshape(-1)[index]
+    return gathered if gathered.shape == full else np.broadcast_to(gathered, full)
+
+
+_Relabelling = tuple[IntArray, tuple[int, ...], bool] | None
+_RELABELLINGS_LIMIT: Final = 256
+# By the identity of the mappings and term tuples (and the shape): a kernel called again passes the same
+# objects, which are kept here so that no other object takes their ids while remembered.
+_relabellings: dict[tuple[object, ...], tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...], _Relabelling]] = {}
 
 
 @lru_cache(maxsize=256)
 def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
-                 shape: tuple[int, ...]) -> tuple[IntArray, tuple[int, ...]] | None:
+                 shape: tuple[int, ...]) -> _Relabelling:
     """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison,
-    with a dimension of 1 along each term every index of which reads the same, and the shape to
-    broadcast that to; None when every element reads its own value (a stream read back through its
-    own layout).
+    with a dimension of 1 along each term every index of which reads the same, the shape to broadcast
+    that to, and whether any element reads a 0 or poison (if not, the index is the flat index itself);
+    None when every element reads its own value (a stream read back through its own layout).
 
     Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
     here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
@@ -95,7 +113,8 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
         first = index[(slice(None),) * k + (slice(0, 1),)]
         if index.shape[k] > 1 and np.array_equal(np.broadcast_to(first, index.shape), index):
             index = first
-    return frozen(index), full
+    ends_read = bool(index.size) and int(index.min()) < 1
+    return frozen(index if ends_read else index - 1), full, ends_read
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:
