@@ -19,6 +19,7 @@ from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
@@ -37,8 +38,8 @@ from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
 from tcpdsl.numerics.vector_ops import _combine, _converted, _subnormal, binary, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FxpBinaryOp,
-                                     InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
+from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
+                                     FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -529,6 +530,43 @@ def test_a_binary_op_broadcasting_its_pair_itself_has_the_bits_of_the_pair_broad
     picks = dict(zip("so", (np.ascontiguousarray(x) for x in np.broadcast_arrays(stream, operand))))
     expected = binary(op, picks[mode.value[0]], picks[mode.value[1]])  # the pair picked, both of one shape
     assert got.shape == stream.shape and got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+PASS_STEPS = [  # (stage, op): element-wise steps that apply the f32 rules to their result, and one that does not
+    (Stage.VECTOR_FP_BINARY, FpBinaryOp.ADD_F), (Stage.VECTOR_FP_BINARY, FpBinaryOp.MUL_F(FpMulAlu.MUL0)),
+    (Stage.VECTOR_FP_DIV, None), (Stage.VECTOR_CLIP, ClipBinaryOpF32.MIN), (Stage.VECTOR_CLIP, ClipBinaryOpF32.ABS_MAX),
+    (Stage.VECTOR_FP_UNARY, FpUnaryOp.EXP), (Stage.VECTOR_FP_UNARY, FpUnaryOp.SQRT),
+    (Stage.VECTOR_LOGIC, LogicBinaryOpF32.BIT_XOR),
+]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(PASS_STEPS), st.sampled_from(list(BinaryArgMode)), st.lists(CELLS, min_size=16, max_size=16))
+def test_a_pass_step_reads_a_clean_stream_unscanned_with_the_bits_of_the_scanned_read(
+        kind: typing.Any, mode: BinaryArgMode, cells: list[int]) -> None:
+    stage, op = kind
+    raw = np.array(cells, dtype=np.uint32).view(np.float32).reshape(2, 8)
+    stream, operand = f32(raw[0]), raw[1].copy()  # the stream as a flushing step leaves it; the operand raw
+    step = PassStep(stage, (), typing.cast(typing.Any, None), op=op, mode=mode)
+    got = elementwise(step, stream, [operand], clean=True)
+    assert got.tobytes() == elementwise(step, stream, [operand]).tobytes()
+    if flushes(step):  # what the next step will read unscanned holds nothing the rules change
+        assert got.dtype == np.float32 and f32(got).tobytes() == got.tobytes()
+
+
+def test_a_pass_that_computes_nothing_returns_an_array_of_its_own() -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    x = RNG.standard_normal(512).astype(np.float32)
+    p = tag(Pass(x, "A", ["1", "1", "A / 2", "1", "A % 2 # 8"], {"A": 512}))
+    p.call(Stage.VECTOR_NARROW_TRIM, vc.vector_narrow_trim, out_packet=p.m("A % 2 # 4"))
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("A % 2 # 8"))
+    chain = final(p).chain
+    source = chain.source.logical("fused")
+    held = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: source))
+    got = run_pass(held, "fused")
+    assert got.tobytes() == np.ascontiguousarray(source).tobytes()
+    assert got.flags.writeable and not np.shares_memory(got, source)
 
 
 @pytest.mark.parametrize("relu", [False, True])

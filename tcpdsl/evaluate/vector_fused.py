@@ -19,13 +19,14 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Digit
-from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
+from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import reduce_fold
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_ops import I32, op_dtype
 
 Array = npt.NDArray[Any]
 Stream = tuple[Array, tuple[Digit, ...]]
@@ -34,9 +35,10 @@ Stream = tuple[Array, tuple[Digit, ...]]
 def logical(chain: VectorChain, name: str) -> Array:
     """The pass's values over its last layout's logical terms, kept on the chain per evaluator."""
     key = f"{name}:logical"
-    if key not in chain.cache:
-        chain.cache[key] = run_pass(chain, name)
-    return np.asarray(chain.cache[key])
+    found: Array | None = chain.cache.get(key)
+    if found is None:
+        found = chain.cache[key] = run_pass(chain, name)
+    return found
 
 
 def physical(chain: VectorChain, name: str) -> Array:
@@ -56,8 +58,11 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     source = np.asarray(chain.source.logical(name))
     single = _replicated(chain, source)
     terms = planned(_narrowed, chain.source.terms, single) if single else chain.source.terms
-    values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
-                   if single else source, chain.source.dtype)
+    values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
+                        if single else source, chain.source.dtype)
+    # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
+    # whether a step computed it (else it may still be the source's own array).
+    clean, computed = chain.source.dtype != I32, False
     stash: Stream | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
@@ -70,12 +75,16 @@ def run_pass(chain: VectorChain, name: str) -> Array:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
             values = _reduce(step, values, terms, after)
+            clean, computed = op_dtype(step.op) != I32, True  # an f32 fold applies the rules to its result
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
-            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
+            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands], clean=clean)
+            clean, computed = flushes(step), True
         terms = after
-    return np.broadcast_to(values, tuple(t.count for t in chain.terms)) if single else values
+    if single:
+        return np.broadcast_to(values, tuple(t.count for t in chain.terms))
+    return values if computed else np.array(values)  # the result is an array of its own, never the source
 
 
 def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:

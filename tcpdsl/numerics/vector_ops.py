@@ -51,7 +51,7 @@ def f32(x: object) -> Array:
     return flush_f32(np.array(x, dtype=np.float32))  # flushes the copy in place, touching only special cells
 
 
-def _read_f32(x: object) -> Array:
+def read_f32(x: object) -> Array:
     """``x`` as :func:`f32` gives it, for reading only: ``x`` itself when it is an f32 array with no cell
     the rules change (the stream between two steps always is), else a fixed copy."""
     if isinstance(x, np.ndarray) and x.dtype == np.float32 and not has_special_f32(x):
@@ -60,8 +60,9 @@ def _read_f32(x: object) -> Array:
 
 
 def _fixed(result: object) -> Array:
-    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it)."""
-    return flush_f32(np.asarray(result, dtype=np.float32))
+    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it;
+    a 0-d result, which numpy returns as a scalar, becomes a 0-d array)."""
+    return flush_f32(result)  # type: ignore[arg-type]
 
 
 def i32(x: object) -> Array:
@@ -164,10 +165,11 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 }
 
 
-def fp_unary(op: FpUnaryOp, x: object) -> Array:
-    """``op(x)`` on f32."""
+def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
+    """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
+    two steps of a pass is when the step before applied them: it is read without a scan."""
     with np.errstate(all="ignore"):
-        return _fixed(_UNARY[op](_read_f32(x)))
+        return _fixed(_UNARY[op](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -183,8 +185,9 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
 
 
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
-    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``."""
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False) -> Array:
+    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
+    :func:`fp_unary`, said of ``stream``."""
     dtype = op_dtype(op)
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
@@ -194,15 +197,16 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, _read_f32(stream), _read_f32(operand))
+    a, b = _arguments(mode, stream if clean else read_f32(stream), read_f32(operand))  # type: ignore[arg-type]
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
     with np.errstate(all="ignore"):
         return _fixed(function(a, b))
 
 
-def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
+def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
+           clean: bool = False) -> Array:
     """The FpDiv stage: ``stream / operand`` (by default) on f32."""
-    return binary(FpBinaryOp.DIV_F, stream, operand, mode)
+    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean)
 
 
 def fma(a: object, b: object, c: object) -> Array:
@@ -323,7 +327,7 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
     f32_fold = op_dtype(op) != I32
-    values = np.moveaxis(_read_f32(x) if f32_fold else i32(x), axis, 0)  # only read: no copy needed
+    values = np.moveaxis(read_f32(x) if f32_fold else i32(x), axis, 0)  # only read: no copy needed
     acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
     if values.shape[0] and f32_fold:
         name = op.reference
