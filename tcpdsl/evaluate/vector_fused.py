@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Digit
+from tcpdsl.algebra import Digit, Mapping
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
@@ -66,7 +66,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     stash: Stream | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
-        if len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts)):  # no generator to resume
+        if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
             after = planned(_narrowed, step.terms, single) if single else step.terms
@@ -93,12 +93,21 @@ def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
     if 0 not in source.strides:
         return frozenset()
     repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    layouts = chain.source.layouts
     for step in chain.steps:
         if not repeated:
             break
+        same, layouts = _same_layouts(step.layouts, layouts), step.layouts
+        if same and not step.operands and step.reduce is None:
+            continue  # the terms the step before kept, nothing read by axis: the same terms survive
         read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
-        repeated = {t for t in repeated if t in step.terms and t.axis not in read and t.axis != step.reduce}
+        repeated = {t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce}
     return frozenset(repeated)
+
+
+def _same_layouts(these: tuple[Mapping, ...], those: tuple[Mapping, ...]) -> bool:
+    """Whether two steps' layouts are the same objects (so they hold the same terms)."""
+    return these is those or (len(these) == len(those) and all(map(is_, these, those)))
 
 
 @lru_cache(maxsize=256)
@@ -127,11 +136,12 @@ def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Ar
 
 @dataclass(frozen=True)
 class _View:
-    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order, with a
-    dimension of 1 for each stream term the VRF lacks."""
+    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order (``order``, None
+    when they are in it), then reshaped to ``shape``, a dimension of 1 for each stream term the VRF lacks
+    (inserting those never copies)."""
 
-    order: tuple[int, ...]
-    fresh: tuple[int, ...]
+    order: tuple[int, ...] | None
+    shape: tuple[int, ...]
 
 
 @lru_cache(maxsize=512)
@@ -140,8 +150,9 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
     dimension (a stream digit then names the VRF index of its term and nothing else, since the
     terms of one axis cover disjoint digits); else the index arrays of :func:`broadcast_vrf`."""
     if all(t in terms for t in vrf_terms):
-        order = sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k]))
-        return _View(tuple(order), tuple(k for k, t in enumerate(terms) if t not in vrf_terms))
+        order = tuple(sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k])))
+        return _View(None if order == tuple(range(len(order))) else order,
+                     tuple(t.count if t in vrf_terms else 1 for t in terms))
     coords = term_coordinates(terms)
     zero = np.zeros((), dtype=np.int64)
     index = tuple(frozen((coords.get(t.axis, zero) // t.stride) % t.count) for t in vrf_terms)
@@ -153,7 +164,7 @@ def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...])
     term lists and broadcastable to the stream rather than as large as it."""
     how = planned(_vrf_reading, vrf_terms, terms)
     if isinstance(how, _View):
-        return np.expand_dims(vrf.transpose(how.order), how.fresh)
+        return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
 
 

@@ -219,13 +219,13 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
     """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
-    flat = source.reshape(-1)
+    flat = source if source.ndim == 1 else source.reshape(-1)
     if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
         out = flat.astype(dtype)
         cells = _extremes((out if dtype == bf16.numpy else flat).view(np.uint16), 0x7F80, low)
         if cells.size:
             out[cells] = redo(flat[cells])
-        return out.reshape(source.shape)
+        return out if source.ndim == 1 else out.reshape(source.shape)
     out = np.empty(flat.size, dtype=dtype)
     bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
     scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)
