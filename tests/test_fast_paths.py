@@ -358,6 +358,7 @@ def test_the_scan_for_cells_to_fix_finds_what_the_exponent_rule_names(cells: lis
         work = np.empty(len(cells) + 3, dtype=bits.dtype) if scratch else None
         assert _extremes(bits, field, low, work).tolist() == expected
         assert _extremes(bits, field, low).tolist() == expected
+        assert _extremes(bits.reshape(1, -1, 1), field, low).tolist() == expected  # flat indices, any shape
 
 
 ALL_DTYPES = ["f32", "bf16", "f8e4m3", "f8e5m2", "i32", "i9", "i8", "i5", "i4"]

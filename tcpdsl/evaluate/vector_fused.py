@@ -55,7 +55,8 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
     and the result is broadcast back (read-only).
     """
-    source = np.asarray(chain.source.logical(name))
+    given = chain.source.logical(name)
+    source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
     terms = planned(_narrowed, chain.source.terms, single) if single else chain.source.terms
     values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]

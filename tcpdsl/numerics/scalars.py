@@ -165,7 +165,7 @@ def _constants(dtype: np.dtype[Any], field: int, low: int) -> _ExtremeConstants:
 
 def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -> IntArray:
     """Flat indices of the nonzero cells whose exponent field (``bits & field``) is below ``low`` or
-    all ones.
+    all ones (``bits`` of at least one dimension, read flattened).
 
     Zeros of either sign convert exactly both ways and need no fixing; integer data, ReLU outputs
     and pruned weights hold many, so they are left out rather than sent down the slow path. On the
@@ -180,7 +180,7 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     shifted = np.bitwise_and(bits, magnitude, out=None if scratch is None else scratch[:bits.size])
     np.subtract(shifted, start, out=shifted)
     # The ufunc's own reduce: ndarray.max goes through a Python wrapper, a cost paid on every block.
-    if np.maximum.reduce(shifted, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
+    if np.maximum.reduce(shifted, axis=None, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
         return _NO_CELLS
     return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
@@ -212,7 +212,8 @@ def flush_f32(x: Array) -> Array:
 def has_special_f32(x: Array) -> bool:
     """Whether :func:`flush_f32` would change a cell of the f32 array ``x`` (it reads ``x`` only)."""
     bits = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).view(np.uint32)
-    return bool(_extremes(bits if bits.ndim == 1 else bits.reshape(-1), 0x7F800000, 0x00800000).size)
+    # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
+    return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
 
 def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[Array], Array]) -> Array:
@@ -311,7 +312,7 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     * integers: wrap to their value width (i5 to 5 bits, i9 to 9 bits).
     """
     target = scalar(to)
-    src = np.asarray(array)
+    src = array if type(array) is np.ndarray else np.asarray(array)
     if not target.is_float:
         storage = target.numpy
         if storage.kind == "i" and (_holds(src.dtype, target.value_bits)
@@ -343,7 +344,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     widens by plain conversion (the same bits, without the scan for special values).
     """
     source = scalar(frm)
-    src = np.asarray(array)
+    src = array if type(array) is np.ndarray else np.asarray(array)
     if canonical and source is bf16 and src.dtype == bf16.numpy:
         return src.astype(np.float32)
     if not source.is_float:
