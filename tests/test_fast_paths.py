@@ -344,6 +344,11 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+    # Of any shape, a 0-d array too: the scan reads the cells where they are.
+    wide = f32(source.reshape(1, -1, 1))
+    assert wide.shape == (1, len(cells), 1) and wide.view(np.uint32).ravel().tolist() == expected.tolist()
+    one = f32(np.array(source[0]))
+    assert one.shape == () and int(one.view(np.uint32)) == int(expected[0])
 
 
 @settings(max_examples=200)

@@ -197,15 +197,14 @@ def flush_f32(x: Array) -> Array:
     else:
         out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
     bits = out.view(np.uint32)
-    if bits.ndim != 1:
-        bits = bits.reshape(-1)
-    special = _extremes(bits, 0x7F800000, 0x00800000)
+    special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
     if special.size:
-        picked = bits[special]
+        flat = bits.reshape(-1)  # a view of out (contiguous), which the flat indices index
+        picked = flat[special]
         exponent = picked & np.uint32(0x7F800000)
         nan = (exponent != 0) & ((picked & np.uint32(0x007FFFFF)) != 0)
         picked = np.where(exponent == 0, picked & np.uint32(0x80000000), picked)
-        bits[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
+        flat[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
     return out
 
 
