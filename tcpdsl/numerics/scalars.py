@@ -219,6 +219,15 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
     """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
+    if source.size <= _BLOCK and dtype == bf16.numpy and not source.flags.c_contiguous:
+        # A strided source (a transposed view) is converted in one pass into C order, not first flattened
+        # into a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
+        out = source.astype(dtype, order="C")
+        done = out.reshape(-1)  # a view of out
+        cells = _extremes(done.view(np.uint16), 0x7F80, low)
+        if cells.size:
+            done[cells] = redo(np.ascontiguousarray(source).reshape(-1)[cells])
+        return out
     flat = source if source.ndim == 1 else source.reshape(-1)
     if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
         out = flat.astype(dtype)
