@@ -300,6 +300,21 @@ def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: ty
     assert got.tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize(("src", "held", "dst"), [r for r in RELABELS if len(terms_of_mapping(r[1])) > 1])
+@pytest.mark.parametrize("dtype", ["bf16", "i8"])
+def test_a_relabel_of_repeated_values_reads_their_distinct_copy(src: typing.Any, held: typing.Any, dst: typing.Any,
+                                                                dtype: str) -> None:
+    terms = terms_of_mapping(held)
+    dst_terms = logical_terms(dst)
+    shape = tuple(t.count for t in terms)
+    row = cast(RNG.integers(-100, 100, (1, *shape[1:])), dtype)
+    repeated = np.broadcast_to(row, shape)  # one value along the first term (stride 0)
+    expected = to_terms(lay_out(np.ascontiguousarray(repeated), terms, src, dtype)[0], dst, dst_terms)
+    got = relabel(repeated, terms, src, dst, dst_terms, dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    assert relabel(np.ascontiguousarray(repeated), terms, src, dst, dst_terms, dtype).tobytes() == got.tobytes()
+
+
 def test_a_relabel_that_replicates_gathers_the_distinct_values_once() -> None:
     terms = terms_of_mapping(m["E"])
     values = cast(RNG.integers(-100, 100, 12), "bf16")

@@ -21,7 +21,7 @@ from tcpdsl.algebra import Mapping, PaddingKind, Digit, StructKey
 from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import frozen, plan
 from tcpdsl.numerics.scalars import cast, poison, widen
-from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.term_arrays import coordinate_array, distinct
 from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
 Array = npt.NDArray[Any]
@@ -62,24 +62,29 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
     there, poison or 0. A term the read replicates (every index along it reads the same value) is
     gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
+    Values that repeat along a dimension (a broadcast, of stride 0) are read from their distinct
+    values, so that neither the read nor a replicated result costs their repeats.
     """
     shape = values.shape
-    found = _relabellings.get((id(src), id(dst), id(terms), id(dst_terms), shape))
+    repeated = tuple(k for k, stride in enumerate(values.strides) if stride == 0) if 0 in values.strides else ()
+    key = (id(src), id(dst), id(terms), id(dst_terms), shape, repeated)
+    found = _relabellings.get(key)
     if found is not None and found[0] is src and found[1] is dst and found[2] is terms and found[3] is dst_terms:
         how = found[4]
     else:
-        how = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, shape)
+        how = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, shape, repeated)
         if len(_relabellings) >= _RELABELLINGS_LIMIT:
             _relabellings.clear()
-        _relabellings[(id(src), id(dst), id(terms), id(dst_terms), shape)] = (src, dst, terms, dst_terms, how)
+        _relabellings[key] = (src, dst, terms, dst_terms, how)
     if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
     index, full, ends_read = how
+    cells = (distinct(values) if repeated else values).reshape(-1)
     if ends_read:
         ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
-        gathered = np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
+        gathered = np.concatenate([ends[:1], cells, ends[1:]])[index]
     else:  # every element reads a value (the index is shifted down by one to read them in place)
-        gathered = values.reshape(-1)[index]
+        gathered = cells[index]
     return gathered if gathered.shape == full else np.broadcast_to(gathered, full)
 
 
@@ -92,8 +97,9 @@ _relabellings: dict[tuple[object, ...], tuple[Mapping, Mapping, tuple[Digit, ...
 
 @lru_cache(maxsize=256)
 def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
-                 shape: tuple[int, ...]) -> _Relabelling:
-    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison,
+                 shape: tuple[int, ...], repeated: tuple[int, ...]) -> _Relabelling:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value (among the distinct values,
+    cut to one index along each dimension of ``repeated``), 0 for a 0, -1 for poison,
     with a dimension of 1 along each term every index of which reads the same, the shape to broadcast
     that to, and whether any element reads a 0 or poison (if not, the index is the flat index itself);
     None when every element reads its own value (a stream read back through its own layout).
@@ -109,6 +115,12 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
     if index.shape == positions.shape and np.array_equal(index, positions):
         return None
     full = index.shape
+    if repeated:  # each value read where its distinct copy sits: index 0 along the repeated dimensions
+        reads = index >= 1
+        coordinates = np.unravel_index(np.where(reads, index - 1, 0), shape)
+        cut = tuple(1 if k in repeated else n for k, n in enumerate(shape))
+        kept = tuple(np.zeros_like(c) if k in repeated else c for k, c in enumerate(coordinates))
+        index = np.where(reads, np.ravel_multi_index(kept, cut) + 1, index)
     for k in range(index.ndim):
         first = index[(slice(None),) * k + (slice(0, 1),)]
         if index.shape[k] > 1 and np.array_equal(np.broadcast_to(first, index.shape), index):
