@@ -27,7 +27,7 @@ from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
-from tcpdsl.numerics.scalars import _extremes, cast
+from tcpdsl.numerics.scalars import _extremes, cast, has_special_f32
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
@@ -364,6 +364,16 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     assert wide.shape == (1, len(cells), 1) and wide.view(np.uint32).ravel().tolist() == expected.tolist()
     one = f32(np.array(source[0]))
     assert one.shape == () and int(one.view(np.uint32)) == int(expected[0])
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=12, max_size=12))
+def test_the_check_for_cells_to_fix_reads_a_strided_view_as_its_copy(cells: list[int]) -> None:
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape(3, 4)
+    for view in (values, values.T, values[::2, 1::2], np.broadcast_to(values[1], (5, 4)), values[2, 3]):
+        copy = np.array(view)
+        assert has_special_f32(view) == has_special_f32(copy)
+        assert has_special_f32(view) or f32(copy).tobytes() == copy.tobytes()  # no cell found: none to fix
 
 
 @settings(max_examples=200)

@@ -209,8 +209,9 @@ def flush_f32(x: Array) -> Array:
 
 
 def has_special_f32(x: Array) -> bool:
-    """Whether :func:`flush_f32` would change a cell of the f32 array ``x`` (it reads ``x`` only)."""
-    bits = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).view(np.uint32)
+    """Whether a cell of the f32 array ``x`` is one :func:`flush_f32` looks at: a subnormal or a NaN, which
+    it changes, or an infinity, which it keeps (so False says there is nothing to change). Reads ``x`` only."""
+    bits = x.view(np.uint32)  # a view of the same item size: any strides, no contiguous copy needed
     # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
     return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
