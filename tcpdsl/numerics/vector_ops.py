@@ -327,8 +327,9 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
     f32_fold = op_dtype(op) != I32
-    values = np.moveaxis(read_f32(x) if f32_fold else i32(x), axis, 0)  # only read: no copy needed
-    acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
+    read = read_f32(x) if f32_fold else i32(x)  # only read: no copy needed
+    values = read if axis == 0 else np.moveaxis(read, axis, 0)
+    acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold:
         name = op.reference
         with np.errstate(all="ignore"):
