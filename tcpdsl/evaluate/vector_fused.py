@@ -58,7 +58,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     given = chain.source.logical(name)
     source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
-    terms = planned(_narrowed, chain.source.terms, single) if single else chain.source.terms
+    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
     values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
                         if single else source, chain.source.dtype)
     # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
@@ -70,7 +70,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
         if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
-            after = planned(_narrowed, step.terms, single) if single else step.terms
+            after = _narrowed(step.terms, single) if single else step.terms
         layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms)

@@ -90,9 +90,10 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
 
 _Relabelling = tuple[IntArray, tuple[int, ...], bool] | None
 _RELABELLINGS_LIMIT: Final = 256
-# By the identity of the mappings and term tuples (and the shape): a kernel called again passes the same
-# objects, which are kept here so that no other object takes their ids while remembered.
-_relabellings: dict[tuple[object, ...], tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...], _Relabelling]] = {}
+# By the identity of the mappings and term tuples (and by the shape and repeated dimensions): a kernel called
+# again passes the same objects, which are kept here so that no other object takes their ids while remembered.
+_Kept = tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...], _Relabelling]
+_relabellings: dict[tuple[object, ...], _Kept] = {}
 
 
 @lru_cache(maxsize=256)
