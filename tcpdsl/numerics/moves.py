@@ -11,6 +11,7 @@ poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD cast
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, Final
 
@@ -67,15 +68,17 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     """
     shape = values.shape
     repeated = tuple(k for k, stride in enumerate(values.strides) if stride == 0) if 0 in values.strides else ()
-    key = (id(src), id(dst), id(terms), id(dst_terms), shape, repeated)
+    key = (id(src), id(dst), id(dst_terms), shape, repeated)
     found = _relabellings.get(key)
-    if found is not None and found[0] is src and found[1] is dst and found[2] is terms and found[3] is dst_terms:
+    if (found is not None and found[0] is src and found[1] is dst and found[2] is dst_terms
+            and (found[3] is terms or found[3] == terms)):
         how = found[4]
+        _relabellings.move_to_end(key)
     else:
         how = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, shape, repeated)
         if len(_relabellings) >= _RELABELLINGS_LIMIT:
-            _relabellings.clear()
-        _relabellings[key] = (src, dst, terms, dst_terms, how)
+            _relabellings.popitem(last=False)
+        _relabellings[key] = (src, dst, dst_terms, terms, how)
     if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
     index, full, ends_read = how
@@ -90,10 +93,11 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
 
 _Relabelling = tuple[IntArray, tuple[int, ...], bool] | None
 _RELABELLINGS_LIMIT: Final = 256
-# By the identity of the mappings and term tuples (and by the shape and repeated dimensions): a kernel called
-# again passes the same objects, which are kept here so that no other object takes their ids while remembered.
+# By the identity of the mappings and the read's terms (and by the shape and repeated dimensions): a kernel
+# called again passes the same objects, which are kept here so that no other object takes their ids while
+# remembered. The values' own terms may be a tuple built afresh: compared by value. Least recently used first.
 _Kept = tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...], _Relabelling]
-_relabellings: dict[tuple[object, ...], _Kept] = {}
+_relabellings: OrderedDict[tuple[object, ...], _Kept] = OrderedDict()
 
 
 @lru_cache(maxsize=256)

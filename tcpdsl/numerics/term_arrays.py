@@ -9,6 +9,7 @@ per axis, where the element at coordinate ``c`` sits at index ``c``.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -88,22 +89,24 @@ def rearrange(values: Array, source: Sequence[Digit], target: Sequence[Digit]) -
 
 _T = TypeVar("_T")
 _PLANNED_LIMIT: Final = 2048
-# (builder, ids of its arguments) -> the arguments and what the builder made of them. Each entry keeps its
-# arguments, so while it is remembered no other object takes their ids.
-_planned: dict[tuple[object, ...], tuple[tuple[object, ...], Any]] = {}
+# (builder, ids of its arguments) -> the arguments and what the builder made of them, least recently used
+# first. Each entry keeps its arguments, so while it is remembered no other object takes their ids.
+_planned: OrderedDict[tuple[object, ...], tuple[tuple[object, ...], Any]] = OrderedDict()
 
 
 def planned(build: Callable[..., _T], *keys: object) -> _T:
     """``build(*keys)``, found first by the identity of ``keys``: a kernel called again hands its
     evaluation the very same term tuples, and hashing their terms costs more than what most plans
-    save. ``build`` is itself cached by value (``lru_cache``), for equal keys met as other objects."""
+    save. ``build`` is itself cached by value (``lru_cache``), for equal keys met as other objects;
+    keys built afresh on every call never match by identity, and are the first to be forgotten."""
     ident = (build, *map(id, keys))
     found = _planned.get(ident)
     if found is not None and all(map(is_, found[0], keys)):
+        _planned.move_to_end(ident)
         return found[1]  # type: ignore[no-any-return]
     value = build(*keys)
     if len(_planned) >= _PLANNED_LIMIT:
-        _planned.clear()
+        _planned.popitem(last=False)
     _planned[ident] = (keys, value)
     return value
 
