@@ -19,6 +19,7 @@ from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
@@ -26,7 +27,7 @@ from tcpdsl.numerics.logical import terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
-from tcpdsl.numerics.scalars import _extremes, cast
+from tcpdsl.numerics.scalars import _extremes, cast, has_special_f32
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
@@ -36,9 +37,9 @@ from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
-from tcpdsl.numerics.vector_ops import _combine, _converted, binary, f32, identity, reduce_fold
-from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FxpBinaryOp,
-                                     InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
+from tcpdsl.numerics.vector_ops import _combine, _converted, _subnormal, binary, f32, identity, reduce_fold
+from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
+                                     FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -67,6 +68,27 @@ def test_an_f32_fold_has_the_bits_of_the_step_by_step_fold(op: ReduceOp, steps: 
     got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     assert got.view(np.uint32).tolist() == expected.view(np.uint32).tolist()
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(F32_REDUCES), st.integers(0, 5), st.lists(CELLS, min_size=8, max_size=8))
+def test_a_fold_of_wide_rows_row_by_row_has_the_bits_of_the_step_by_step_fold(op: ReduceOp, steps: int,
+                                                                                cells: list[int]) -> None:
+    # Rows of 320 cells: folded a row at a time rather than by accumulate; the special cells land in every row.
+    raw = np.resize(np.array(cells, dtype=np.uint32), (steps, 320)) ^ np.arange(steps * 320, dtype=np.uint32).reshape(
+        steps, 320) % 3
+    x = raw.view(np.float32)
+    for axis, data in ((0, x), (1, x.T)):
+        got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
+        assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=0, max_size=40))
+def test_the_scan_for_subnormals_finds_what_the_exponent_rule_names(cells: list[int]) -> None:
+    bits = np.array(cells, dtype=np.uint32)
+    expected = bool(np.any(((bits & np.uint32(0x7F800000)) == 0) & ((bits & np.uint32(0x7FFFFFFF)) != 0)))
+    assert _subnormal(bits.view(np.float32).reshape(-1, 1)) == expected
 
 
 def test_a_sum_through_a_subnormal_partial_flushes_it_as_the_accumulator_does() -> None:
@@ -278,6 +300,21 @@ def test_a_relabel_has_the_bits_of_a_lay_out_read_back(src: typing.Any, held: ty
     assert got.tobytes() == expected.tobytes()
 
 
+@pytest.mark.parametrize(("src", "held", "dst"), [r for r in RELABELS if len(terms_of_mapping(r[1])) > 1])
+@pytest.mark.parametrize("dtype", ["bf16", "i8"])
+def test_a_relabel_of_repeated_values_reads_their_distinct_copy(src: typing.Any, held: typing.Any, dst: typing.Any,
+                                                                dtype: str) -> None:
+    terms = terms_of_mapping(held)
+    dst_terms = logical_terms(dst)
+    shape = tuple(t.count for t in terms)
+    row = cast(RNG.integers(-100, 100, (1, *shape[1:])), dtype)
+    repeated = np.broadcast_to(row, shape)  # one value along the first term (stride 0)
+    expected = to_terms(lay_out(np.ascontiguousarray(repeated), terms, src, dtype)[0], dst, dst_terms)
+    got = relabel(repeated, terms, src, dst, dst_terms, dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    assert relabel(np.ascontiguousarray(repeated), terms, src, dst, dst_terms, dtype).tobytes() == got.tobytes()
+
+
 def test_a_relabel_that_replicates_gathers_the_distinct_values_once() -> None:
     terms = terms_of_mapping(m["E"])
     values = cast(RNG.integers(-100, 100, 12), "bf16")
@@ -322,6 +359,21 @@ def test_the_f32_rules_flush_what_the_bit_rule_says(cells: list[int]) -> None:
     got = f32(source)
     assert got.view(np.uint32).tolist() == expected.tolist()
     assert not np.shares_memory(got, source) and source.view(np.uint32).tolist() == cells
+    # Of any shape, a 0-d array too: the scan reads the cells where they are.
+    wide = f32(source.reshape(1, -1, 1))
+    assert wide.shape == (1, len(cells), 1) and wide.view(np.uint32).ravel().tolist() == expected.tolist()
+    one = f32(np.array(source[0]))
+    assert one.shape == () and int(one.view(np.uint32)) == int(expected[0])
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=12, max_size=12))
+def test_the_check_for_cells_to_fix_reads_a_strided_view_as_its_copy(cells: list[int]) -> None:
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape(3, 4)
+    for view in (values, values.T, values[::2, 1::2], np.broadcast_to(values[1], (5, 4)), values[2, 3]):
+        copy = np.array(view)
+        assert has_special_f32(view) == has_special_f32(copy)
+        assert has_special_f32(view) or f32(copy).tobytes() == copy.tobytes()  # no cell found: none to fix
 
 
 @settings(max_examples=200)
@@ -336,6 +388,36 @@ def test_the_scan_for_cells_to_fix_finds_what_the_exponent_rule_names(cells: lis
         work = np.empty(len(cells) + 3, dtype=bits.dtype) if scratch else None
         assert _extremes(bits, field, low, work).tolist() == expected
         assert _extremes(bits, field, low).tolist() == expected
+        assert _extremes(bits.reshape(1, -1, 1), field, low).tolist() == expected  # flat indices, any shape
+
+
+ALL_DTYPES = ["f32", "bf16", "f8e4m3", "f8e5m2", "i32", "i9", "i8", "i5", "i4"]
+
+
+def _stored(cells: list[int], dtype: str) -> np.ndarray:
+    """Values stored as ``dtype`` from raw bit patterns: f32 and bf16 as the bits are (subnormals, NaN payloads
+    and all), the others through the cast."""
+    raw = np.array(cells, dtype=np.uint32)
+    if dtype == "f32":
+        return raw.view(np.float32)
+    if dtype == "bf16":
+        return (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy)
+    return cast(raw.view(np.float32), dtype)
+
+
+@settings(max_examples=100)
+@given(st.lists(CELLS, min_size=12, max_size=12), st.sampled_from([(12,), (3, 4), (2, 3, 2)]))
+def test_a_convert_has_the_bits_of_a_widen_then_a_cast(cells: list[int], shape: tuple[int, ...]) -> None:
+    for frm in ALL_DTYPES:
+        values = _stored(cells, frm).reshape(shape)
+        for held in (values, values.T):  # laid out in C order, and a strided view of it
+            before = held.tobytes()
+            for to in ALL_DTYPES:
+                got = convert(held, frm, to)
+                expected = held if frm == to else cast(widen_values(np.ascontiguousarray(held), frm), to)
+                assert got.dtype == expected.dtype and got.shape == expected.shape
+                assert got.tobytes() == expected.tobytes(), (frm, to)
+            assert held.tobytes() == before  # the source is read, never fixed in place
 
 
 # -- a contraction as a planned matrix product --------------------------------------------------
@@ -570,6 +652,43 @@ def test_a_binary_op_broadcasting_its_pair_itself_has_the_bits_of_the_pair_broad
     picks = dict(zip("so", (np.ascontiguousarray(x) for x in np.broadcast_arrays(stream, operand))))
     expected = binary(op, picks[mode.value[0]], picks[mode.value[1]])  # the pair picked, both of one shape
     assert got.shape == stream.shape and got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
+PASS_STEPS = [  # (stage, op): element-wise steps that apply the f32 rules to their result, and one that does not
+    (Stage.VECTOR_FP_BINARY, FpBinaryOp.ADD_F), (Stage.VECTOR_FP_BINARY, FpBinaryOp.MUL_F(FpMulAlu.MUL0)),
+    (Stage.VECTOR_FP_DIV, None), (Stage.VECTOR_CLIP, ClipBinaryOpF32.MIN), (Stage.VECTOR_CLIP, ClipBinaryOpF32.ABS_MAX),
+    (Stage.VECTOR_FP_UNARY, FpUnaryOp.EXP), (Stage.VECTOR_FP_UNARY, FpUnaryOp.SQRT),
+    (Stage.VECTOR_LOGIC, LogicBinaryOpF32.BIT_XOR),
+]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(PASS_STEPS), st.sampled_from(list(BinaryArgMode)), st.lists(CELLS, min_size=16, max_size=16))
+def test_a_pass_step_reads_a_clean_stream_unscanned_with_the_bits_of_the_scanned_read(
+        kind: typing.Any, mode: BinaryArgMode, cells: list[int]) -> None:
+    stage, op = kind
+    raw = np.array(cells, dtype=np.uint32).view(np.float32).reshape(2, 8)
+    stream, operand = f32(raw[0]), raw[1].copy()  # the stream as a flushing step leaves it; the operand raw
+    step = PassStep(stage, (), typing.cast(typing.Any, None), op=op, mode=mode)
+    got = elementwise(step, stream, [operand], clean=True)
+    assert got.tobytes() == elementwise(step, stream, [operand]).tobytes()
+    if flushes(step):  # what the next step will read unscanned holds nothing the rules change
+        assert got.dtype == np.float32 and f32(got).tobytes() == got.tobytes()
+
+
+def test_a_pass_that_computes_nothing_returns_an_array_of_its_own() -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    x = RNG.standard_normal(512).astype(np.float32)
+    p = tag(Pass(x, "A", ["1", "1", "A / 2", "1", "A % 2 # 8"], {"A": 512}))
+    p.call(Stage.VECTOR_NARROW_TRIM, vc.vector_narrow_trim, out_packet=p.m("A % 2 # 4"))
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("A % 2 # 8"))
+    chain = final(p).chain
+    source = chain.source.logical("fused")
+    held = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: source))
+    got = run_pass(held, "fused")
+    assert got.tobytes() == np.ascontiguousarray(source).tobytes()
+    assert got.flags.writeable and not np.shares_memory(got, source)
 
 
 @pytest.mark.parametrize("relu", [False, True])

@@ -72,7 +72,8 @@ def test_residual_passes_the_runner(evaluator: str) -> None:
 def test_an_evaluator_that_divides_wrongly_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     # Three parts in a hundred off in every division (more than the bf16 output's ulp): the model must see it.
     right = vector_ops.fp_div
-    monkeypatch.setattr(vector_ops, "fp_div", lambda s, o, mode=tcp.BinaryArgMode.MODE01: right(s, o, mode) * 1.03)
+    monkeypatch.setattr(vector_ops, "fp_div",
+                        lambda s, o, mode=tcp.BinaryArgMode.MODE01, **options: right(s, o, mode, **options) * 1.03)
     result = _run(_load("rmsnorm").rmsnorm, "fused")
     assert result.status == "FAIL"
     assert (result.error or "").startswith("result differs from the oracle: max error")

@@ -15,7 +15,7 @@ import numpy.typing as npt
 from tcpdsl.numerics import vector_ops as ops
 from tcpdsl.numerics.vector_chain import PassStep
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import BinaryArgMode, TernaryArgMode
+from tcpdsl.verify.vector_ops import F32, BinaryArgMode, LogicBinaryOpF32, TernaryArgMode, op_dtype
 
 Array = npt.NDArray[Any]
 
@@ -32,11 +32,31 @@ def typed(values: Array, dtype: str) -> Array:
     return ops.i32(values) if dtype == "i32" else ops.f32(values)
 
 
-def elementwise(step: PassStep, stream: Array, operands: Sequence[Array]) -> Array:
-    """``step`` applied to ``stream`` with its operands already read (broadcastable to the stream)."""
+def typed_read(values: Array, dtype: str) -> Array:
+    """:func:`typed`, for reading only: an f32 array the rules leave alone is read as it is, not copied."""
+    return ops.i32(values) if dtype == "i32" else ops.read_f32(values)
+
+
+# Steps whose result is f32 with the RNGD rules applied: the next step may read it without a scan.
+_FLUSHING: Final = frozenset({Stage.VECTOR_FP_UNARY, Stage.VECTOR_FXP_TO_FP, Stage.VECTOR_FP_TERNARY,
+                              Stage.VECTOR_FP_DIV})
+_BINARY: Final = frozenset({Stage.VECTOR_LOGIC, Stage.VECTOR_FXP, Stage.VECTOR_FP_BINARY, Stage.VECTOR_CLIP})
+
+
+def flushes(step: PassStep) -> bool:
+    """Whether ``step``'s result is f32 with the rules applied: a float op's (the ops apply them to every
+    f32 result), not a bit op's or a reinterpretation's, which leave the bits alone."""
+    if step.stage in _FLUSHING:
+        return True
+    return step.stage in _BINARY and op_dtype(step.op) == F32 and not isinstance(step.op, LogicBinaryOpF32)
+
+
+def elementwise(step: PassStep, stream: Array, operands: Sequence[Array], *, clean: bool = False) -> Array:
+    """``step`` applied to ``stream`` with its operands already read (broadcastable to the stream).
+    ``clean`` says the stream is f32 with the rules applied (the step before :func:`flushes`)."""
     stage = step.stage
     if stage is Stage.VECTOR_FP_UNARY:
-        return ops.fp_unary(step.op, stream)
+        return ops.fp_unary(step.op, stream, clean=clean)
     if stage is Stage.VECTOR_FXP_TO_FP:
         return ops.fxp_to_fp(stream, step.int_width)
     if stage is Stage.VECTOR_FP_TO_FXP:
@@ -50,5 +70,5 @@ def elementwise(step: PassStep, stream: Array, operands: Sequence[Array]) -> Arr
     mode2 = step.mode if isinstance(step.mode, BinaryArgMode) else BinaryArgMode.MODE01
     (operand,) = operands
     if stage is Stage.VECTOR_FP_DIV:
-        return ops.fp_div(stream, operand, mode2)
-    return ops.binary(step.op, stream, operand, mode2)
+        return ops.fp_div(stream, operand, mode2, clean=clean)
+    return ops.binary(step.op, stream, operand, mode2, clean=clean)

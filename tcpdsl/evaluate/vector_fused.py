@@ -18,14 +18,15 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Digit
-from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, typed
-from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, rearrange, term_coordinates
+from tcpdsl.algebra import Digit, Mapping
+from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
+from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import reduce_fold
 from tcpdsl.verify.stage import Stage
+from tcpdsl.verify.vector_ops import I32, op_dtype
 
 Array = npt.NDArray[Any]
 Stream = tuple[Array, tuple[Digit, ...]]
@@ -34,9 +35,10 @@ Stream = tuple[Array, tuple[Digit, ...]]
 def logical(chain: VectorChain, name: str) -> Array:
     """The pass's values over its last layout's logical terms, kept on the chain per evaluator."""
     key = f"{name}:logical"
-    if key not in chain.cache:
-        chain.cache[key] = run_pass(chain, name)
-    return np.asarray(chain.cache[key])
+    found: Array | None = chain.cache.get(key)
+    if found is None:
+        found = chain.cache[key] = run_pass(chain, name)
+    return found
 
 
 def physical(chain: VectorChain, name: str) -> Array:
@@ -53,15 +55,19 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
     and the result is broadcast back (read-only).
     """
-    source = np.asarray(chain.source.logical(name))
+    given = chain.source.logical(name)
+    source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
     terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
-    values = typed(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
-                   if single else source, chain.source.dtype)
+    values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
+                        if single else source, chain.source.dtype)
+    # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
+    # whether a step computed it (else it may still be the source's own array).
+    clean, computed = chain.source.dtype != I32, False
     stash: Stream | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
-        if len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts)):  # no generator to resume
+        if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
             after = _narrowed(step.terms, single) if single else step.terms
@@ -70,12 +76,16 @@ def run_pass(chain: VectorChain, name: str) -> Array:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
             values = _reduce(step, values, terms, after)
+            clean, computed = op_dtype(step.op) != I32, True  # an f32 fold applies the rules to its result
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
-            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands])
+            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands], clean=clean)
+            clean, computed = flushes(step), True
         terms = after
-    return np.broadcast_to(values, tuple(t.count for t in chain.terms)) if single else values
+    if single:
+        return np.broadcast_to(values, tuple(t.count for t in chain.terms))
+    return values if computed else np.array(values)  # the result is an array of its own, never the source
 
 
 def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
@@ -84,12 +94,21 @@ def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
     if 0 not in source.strides:
         return frozenset()
     repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    layouts = chain.source.layouts
     for step in chain.steps:
         if not repeated:
             break
+        same, layouts = _same_layouts(step.layouts, layouts), step.layouts
+        if same and not step.operands and step.reduce is None:
+            continue  # the terms the step before kept, nothing read by axis: the same terms survive
         read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
-        repeated = {t for t in repeated if t in step.terms and t.axis not in read and t.axis != step.reduce}
+        repeated = {t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce}
     return frozenset(repeated)
+
+
+def _same_layouts(these: tuple[Mapping, ...], those: tuple[Mapping, ...]) -> bool:
+    """Whether two steps' layouts are the same objects (so they hold the same terms)."""
+    return these is those or (len(these) == len(those) and all(map(is_, these, those)))
 
 
 @lru_cache(maxsize=256)
@@ -118,11 +137,12 @@ def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Ar
 
 @dataclass(frozen=True)
 class _View:
-    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order, with a
-    dimension of 1 for each stream term the VRF lacks."""
+    """A VRF read that moves no value: the VRF's dimensions put in the stream's term order (``order``, None
+    when they are in it), then reshaped to ``shape``, a dimension of 1 for each stream term the VRF lacks
+    (inserting those never copies)."""
 
-    order: tuple[int, ...]
-    fresh: tuple[int, ...]
+    order: tuple[int, ...] | None
+    shape: tuple[int, ...]
 
 
 @lru_cache(maxsize=512)
@@ -131,8 +151,9 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
     dimension (a stream digit then names the VRF index of its term and nothing else, since the
     terms of one axis cover disjoint digits); else the index arrays of :func:`broadcast_vrf`."""
     if all(t in terms for t in vrf_terms):
-        order = sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k]))
-        return _View(tuple(order), tuple(k for k, t in enumerate(terms) if t not in vrf_terms))
+        order = tuple(sorted(range(len(vrf_terms)), key=lambda k: terms.index(vrf_terms[k])))
+        return _View(None if order == tuple(range(len(order))) else order,
+                     tuple(t.count if t in vrf_terms else 1 for t in terms))
     coords = term_coordinates(terms)
     zero = np.zeros((), dtype=np.int64)
     index = tuple(frozen((coords.get(t.axis, zero) // t.stride) % t.count) for t in vrf_terms)
@@ -142,22 +163,46 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
 def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
     """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
     term lists and broadcastable to the stream rather than as large as it."""
-    how = _vrf_reading(vrf_terms, terms)
+    how = planned(_vrf_reading, vrf_terms, terms)
     if isinstance(how, _View):
-        return np.expand_dims(vrf.transpose(how.order), how.fresh)
+        return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
 
 
 def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
     """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
+    how = planned(_folding, terms, after, step.reduce)
+    # The removed terms first: each step of the fold then reads a row laid out as the stream is.
+    moved = np.moveaxis(values, how.removed, how.front) if how.removed != how.front else values
+    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0)
+    grouped = rearrange(folded, how.kept, how.base)
+    if not how.fresh:
+        return grouped
+    return np.broadcast_to(np.expand_dims(grouped, how.fresh), how.shape).copy()
+
+
+@dataclass(frozen=True)
+class _Folding:
+    """How :func:`_reduce` folds a stream over one term list into another: the removed dimensions (moved
+    to the ``front``), the fold's rows, the kept terms regrouped as ``base``, and where the terms the
+    result adds go (``fresh``) in its ``shape``."""
+
+    removed: tuple[int, ...]
+    front: tuple[int, ...]
+    rows: tuple[int, ...]
+    kept: tuple[Digit, ...]
+    base: tuple[Digit, ...]
+    fresh: tuple[int, ...]
+    shape: tuple[int, ...]
+
+
+@lru_cache(maxsize=512)
+def _folding(terms: tuple[Digit, ...], after: tuple[Digit, ...], reduce: str | None) -> _Folding:
     kept_axes = set(axes_of(after))
-    removed = [i for i, t in enumerate(terms) if t.axis == step.reduce or t.axis not in kept_axes]
+    removed = tuple(i for i, t in enumerate(terms) if t.axis == reduce or t.axis not in kept_axes)
     kept = tuple(t for i, t in enumerate(terms) if i not in removed)
-    moved = np.moveaxis(values, removed, range(len(kept), len(terms)))
-    folded = reduce_fold(step.op, moved.reshape(*moved.shape[: len(kept)], -1), axis=-1)
     held = set(axes_of(kept))
     base = tuple(t for t in after if t.axis in held)
-    grouped = rearrange(folded, kept, base)
-    fresh = [i for i, t in enumerate(after) if t.axis not in held]
-    expanded = np.expand_dims(grouped, fresh) if fresh else grouped
-    return np.broadcast_to(expanded, tuple(t.count for t in after)).copy()
+    fresh = tuple(i for i, t in enumerate(after) if t.axis not in held)
+    return _Folding(removed, tuple(range(len(removed))), (-1, *(t.count for t in kept)), kept, base, fresh,
+                    tuple(t.count for t in after))

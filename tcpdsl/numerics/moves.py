@@ -11,8 +11,9 @@ poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD cast
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -21,7 +22,7 @@ from tcpdsl.algebra import Mapping, PaddingKind, Digit, StructKey
 from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import frozen, plan
 from tcpdsl.numerics.scalars import cast, poison, widen
-from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.term_arrays import coordinate_array, distinct
 from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
 Array = npt.NDArray[Any]
@@ -30,9 +31,18 @@ IntArray = npt.NDArray[np.int64]
 
 
 def convert(values: Array, frm: str, to: str) -> Array:
-    """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2)."""
+    """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2).
+
+    Two of those steps are skipped where they change nothing: widening f32 only flushes, which the cast
+    does itself (narrowing to bf16, to the cells it redoes); bf16 widens to f32 already flushed, which a
+    cast to f32 would copy and scan for nothing.
+    """
     if frm == to:
         return values
+    if frm == "f32" and values.dtype == np.float32:
+        return cast(values, to)
+    if frm == "bf16" and to == "f32":
+        return widen(values, frm)
     return cast(widen(values, frm), to)
 
 
@@ -53,23 +63,51 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
     there, poison or 0. A term the read replicates (every index along it reads the same value) is
     gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
+    Values that repeat along a dimension (a broadcast, of stride 0) are read from their distinct
+    values, so that neither the read nor a replicated result costs their repeats.
     """
-    found = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, tuple(values.shape))
-    if found is None:  # every element stays where it is: the values themselves, read-only
+    shape = values.shape
+    repeated = tuple(k for k, stride in enumerate(values.strides) if stride == 0) if 0 in values.strides else ()
+    key = (id(src), id(dst), id(dst_terms), shape, repeated)
+    found = _relabellings.get(key)
+    if (found is not None and found[0] is src and found[1] is dst and found[2] is dst_terms
+            and (found[3] is terms or found[3] == terms)):
+        how = found[4]
+        _relabellings.move_to_end(key)
+    else:
+        how = _relabelling(StructKey(src), StructKey(dst), terms, dst_terms, shape, repeated)
+        if len(_relabellings) >= _RELABELLINGS_LIMIT:
+            _relabellings.popitem(last=False)
+        _relabellings[key] = (src, dst, dst_terms, terms, how)
+    if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
-    index, shape = found
-    ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
-    gathered = np.concatenate([ends[:1], values.reshape(-1), ends[1:]])[index]
-    return gathered if gathered.shape == shape else np.broadcast_to(gathered, shape)
+    index, full, ends_read = how
+    cells = (distinct(values) if repeated else values).reshape(-1)
+    if ends_read:
+        ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
+        gathered = np.concatenate([ends[:1], cells, ends[1:]])[index]
+    else:  # every element reads a value (the index is shifted down by one to read them in place)
+        gathered = cells[index]
+    return gathered if gathered.shape == full else np.broadcast_to(gathered, full)
+
+
+_Relabelling = tuple[IntArray, tuple[int, ...], bool] | None
+_RELABELLINGS_LIMIT: Final = 256
+# By the identity of the mappings and the read's terms (and by the shape and repeated dimensions): a kernel
+# called again passes the same objects, which are kept here so that no other object takes their ids while
+# remembered. The values' own terms may be a tuple built afresh: compared by value. Least recently used first.
+_Kept = tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...], _Relabelling]
+_relabellings: OrderedDict[tuple[object, ...], _Kept] = OrderedDict()
 
 
 @lru_cache(maxsize=256)
 def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_terms: tuple[Digit, ...],
-                 shape: tuple[int, ...]) -> tuple[IntArray, tuple[int, ...]] | None:
-    """Where :func:`relabel` reads each element: 1 + the flat index of a value, 0 for a 0, -1 for poison,
-    with a dimension of 1 along each term every index of which reads the same, and the shape to
-    broadcast that to; None when every element reads its own value (a stream read back through its
-    own layout).
+                 shape: tuple[int, ...], repeated: tuple[int, ...]) -> _Relabelling:
+    """Where :func:`relabel` reads each element: 1 + the flat index of a value (among the distinct values,
+    cut to one index along each dimension of ``repeated``), 0 for a 0, -1 for poison,
+    with a dimension of 1 along each term every index of which reads the same, the shape to broadcast
+    that to, and whether any element reads a 0 or poison (if not, the index is the flat index itself);
+    None when every element reads its own value (a stream read back through its own layout).
 
     Found by moving the flat indices themselves: lay_out fills Top and Bottom padding with poison (-1
     here) and Zero padding and coordinates the terms do not hold with 0; to_terms reads 0 where no
@@ -82,11 +120,18 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
     if index.shape == positions.shape and np.array_equal(index, positions):
         return None
     full = index.shape
+    if repeated:  # each value read where its distinct copy sits: index 0 along the repeated dimensions
+        reads = index >= 1
+        coordinates = np.unravel_index(np.where(reads, index - 1, 0), shape)
+        cut = tuple(1 if k in repeated else n for k, n in enumerate(shape))
+        kept = tuple(np.zeros_like(c) if k in repeated else c for k, c in enumerate(coordinates))
+        index = np.where(reads, np.ravel_multi_index(kept, cut) + 1, index)
     for k in range(index.ndim):
         first = index[(slice(None),) * k + (slice(0, 1),)]
         if index.shape[k] > 1 and np.array_equal(np.broadcast_to(first, index.shape), index):
             index = first
-    return frozen(index), full
+    ends_read = bool(index.size) and int(index.min()) < 1
+    return frozen(index if ends_read else index - 1), full, ends_read
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:

@@ -23,6 +23,7 @@ IntArray = npt.NDArray[np.intp]
 
 SCALAR_STAGE: Final = "dtype"
 _F32_CANONICAL_NAN: Final = np.uint32(0x7FC00000)
+_F32: Final = np.dtype(np.float32)
 _E4M3_MAX: Final = 448.0
 _BLOCK: Final = 1 << 17  # cells narrowed or widened per pass
 
@@ -164,7 +165,7 @@ def _constants(dtype: np.dtype[Any], field: int, low: int) -> _ExtremeConstants:
 
 def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -> IntArray:
     """Flat indices of the nonzero cells whose exponent field (``bits & field``) is below ``low`` or
-    all ones.
+    all ones (``bits`` of at least one dimension, read flattened).
 
     Zeros of either sign convert exactly both ways and need no fixing; integer data, ReLU outputs
     and pruned weights hold many, so they are left out rather than sent down the slow path. On the
@@ -179,7 +180,7 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     shifted = np.bitwise_and(bits, magnitude, out=None if scratch is None else scratch[:bits.size])
     np.subtract(shifted, start, out=shifted)
     # The ufunc's own reduce: ndarray.max goes through a Python wrapper, a cost paid on every block.
-    if np.maximum.reduce(shifted, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
+    if np.maximum.reduce(shifted, axis=None, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
         return _NO_CELLS
     return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
@@ -191,35 +192,50 @@ def flush_f32(x: Array) -> Array:
     (subnormals) or all ones (infinity or NaN), since this runs on every operand. The caller passes
     an array it owns.
     """
-    out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
-    bits = out.view(np.uint32).reshape(-1)
-    special = _extremes(bits, 0x7F800000, 0x00800000)
+    if type(x) is np.ndarray and x.dtype is _F32 and x.flags.c_contiguous:
+        out = x  # what ascontiguousarray would return, without its calls
+    else:
+        out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
+    bits = out.view(np.uint32)
+    special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
     if special.size:
-        picked = bits[special]
+        flat = bits.reshape(-1)  # a view of out (contiguous), which the flat indices index
+        picked = flat[special]
         exponent = picked & np.uint32(0x7F800000)
         nan = (exponent != 0) & ((picked & np.uint32(0x007FFFFF)) != 0)
         picked = np.where(exponent == 0, picked & np.uint32(0x80000000), picked)
-        bits[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
+        flat[special] = np.where(nan, _F32_CANONICAL_NAN, picked)
     return out
 
 
 def has_special_f32(x: Array) -> bool:
-    """Whether :func:`flush_f32` would change a cell of the f32 array ``x`` (it reads ``x`` only)."""
-    bits = np.ascontiguousarray(x).view(np.uint32).reshape(-1)
-    return bool(_extremes(bits, 0x7F800000, 0x00800000).size)
+    """Whether a cell of the f32 array ``x`` is one :func:`flush_f32` looks at: a subnormal or a NaN, which
+    it changes, or an infinity, which it keeps (so False says there is nothing to change). Reads ``x`` only."""
+    bits = x.view(np.uint32)  # a view of the same item size: any strides, no contiguous copy needed
+    # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
+    return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
 
 def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[Array], Array]) -> Array:
     """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
-    flat = source.reshape(-1)
+    if source.size <= _BLOCK and dtype == bf16.numpy and not source.flags.c_contiguous:
+        # A strided source (a transposed view) is converted in one pass into C order, not first flattened
+        # into a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
+        out = source.astype(dtype, order="C")
+        done = out.reshape(-1)  # a view of out
+        cells = _extremes(done.view(np.uint16), 0x7F80, low)
+        if cells.size:
+            done[cells] = redo(np.ascontiguousarray(source).reshape(-1)[cells])
+        return out
+    flat = source if source.ndim == 1 else source.reshape(-1)
     if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
         out = flat.astype(dtype)
         cells = _extremes((out if dtype == bf16.numpy else flat).view(np.uint16), 0x7F80, low)
         if cells.size:
             out[cells] = redo(flat[cells])
-        return out.reshape(source.shape)
+        return out if source.ndim == 1 else out.reshape(source.shape)
     out = np.empty(flat.size, dtype=dtype)
     bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
     scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)
@@ -305,7 +321,7 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     * integers: wrap to their value width (i5 to 5 bits, i9 to 9 bits).
     """
     target = scalar(to)
-    src = np.asarray(array)
+    src = array if type(array) is np.ndarray else np.asarray(array)
     if not target.is_float:
         storage = target.numpy
         if storage.kind == "i" and (_holds(src.dtype, target.value_bits)
@@ -337,7 +353,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     widens by plain conversion (the same bits, without the scan for special values).
     """
     source = scalar(frm)
-    src = np.asarray(array)
+    src = array if type(array) is np.ndarray else np.asarray(array)
     if canonical and source is bf16 and src.dtype == bf16.numpy:
         return src.astype(np.float32)
     if not source.is_float:
@@ -346,7 +362,9 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
         return _wrap(_as_int64(src), source.value_bits).astype(np.int32)
     if source is bf16:
         # ascontiguousarray makes a 0-d array 1-d; a scalar operand (no axes) must stay 0-d.
-        return _widen_bf16(np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape))
+        if src.dtype != bf16.numpy or not src.flags.c_contiguous:
+            src = np.ascontiguousarray(src, dtype=bf16.numpy).reshape(src.shape)
+        return _widen_bf16(src)
     if source is f32:
         return flush_f32(src.astype(np.float32))
     if src.dtype == source.numpy:

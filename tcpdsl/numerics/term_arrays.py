@@ -9,8 +9,12 @@ per axis, where the element at coordinate ``c`` sits at index ``c``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Final
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from operator import is_
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -76,20 +80,72 @@ def term_coordinates(terms: Sequence[Digit]) -> dict[str, IntArray]:
 def rearrange(values: Array, source: Sequence[Digit], target: Sequence[Digit]) -> Array:
     """``values`` (one dimension per term of ``source``) regrouped as one dimension per term of
     ``target``; both must hold the same digits of every axis. A view where numpy allows."""
-    if list(source) == list(target):
+    if source is target:
         return values
+    if isinstance(source, tuple) and isinstance(target, tuple):
+        return planned(_rearranging, source, target).apply(values)
+    return _rearranging(tuple(source), tuple(target)).apply(values)
+
+
+_T = TypeVar("_T")
+_PLANNED_LIMIT: Final = 2048
+# (builder, ids of its arguments) -> the arguments and what the builder made of them, least recently used
+# first. Each entry keeps its arguments, so while it is remembered no other object takes their ids.
+_planned: OrderedDict[tuple[object, ...], tuple[tuple[object, ...], Any]] = OrderedDict()
+
+
+def planned(build: Callable[..., _T], *keys: object) -> _T:
+    """``build(*keys)``, found first by the identity of ``keys``: a kernel called again hands its
+    evaluation the very same term tuples, and hashing their terms costs more than what most plans
+    save. ``build`` is itself cached by value (``lru_cache``), for equal keys met as other objects;
+    keys built afresh on every call never match by identity, and are the first to be forgotten."""
+    ident = (build, *map(id, keys))
+    found = _planned.get(ident)
+    if found is not None and all(map(is_, found[0], keys)):
+        _planned.move_to_end(ident)
+        return found[1]  # type: ignore[no-any-return]
+    value = build(*keys)
+    if len(_planned) >= _PLANNED_LIMIT:
+        _planned.popitem(last=False)
+    _planned[ident] = (keys, value)
+    return value
+
+
+@dataclass(frozen=True)
+class _Regrouping:
+    """A regrouping of :func:`rearrange`: ``values`` itself, a transpose, or a reshape, transpose and
+    reshape (when the digit boundaries nest), else a gather by coordinates (``index``)."""
+
+    split: tuple[int, ...] | None = None
+    order: tuple[int, ...] | None = None
+    shape: tuple[int, ...] | None = None
+    index: tuple[IntArray, ...] | None = None
+
+    def apply(self, values: Array) -> Array:
+        if self.index is not None:
+            return values[self.index]
+        moved = values if self.split is None else values.reshape(self.split)
+        moved = moved if self.order is None else moved.transpose(self.order)
+        return moved if self.shape is None else moved.reshape(self.shape)
+
+
+@lru_cache(maxsize=1024)
+def _rearranging(source: tuple[Digit, ...], target: tuple[Digit, ...]) -> _Regrouping:
+    if source == target:
+        return _Regrouping()
     if sorted(source, key=_order) == sorted(target, key=_order):
-        return values.transpose([list(source).index(t) for t in target])
+        return _Regrouping(order=tuple(source.index(t) for t in target))
     cuts = _cuts(source, target)
     if cuts is None:
         coords = term_coordinates(target)
         index = tuple((coords[t.axis] // t.stride) % t.count for t in source)
-        return values[index]
+        for part in index:
+            part.setflags(write=False)
+        return _Regrouping(index=index)
     src = _digits(source, cuts)
     dst = _digits(target, cuts)
-    split = values.reshape([count for _, _, count in src])
-    moved = split.transpose([src.index(d) for d in dst])
-    return moved.reshape([t.count for t in target])
+    return _Regrouping(tuple(count for _, _, count in src), tuple(src.index(d) for d in dst),
+                       tuple(t.count for t in target))
 
 
 def _order(t: Digit) -> tuple[str, int]:

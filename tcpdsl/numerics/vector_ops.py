@@ -40,8 +40,9 @@ from tcpdsl.verify.vector_ops import (
 
 Array = npt.NDArray[Any]
 
-_EXPONENT: Final = np.uint32(0x7F800000)
 _SIGN: Final = np.uint32(0x80000000)
+_LAST_SUBNORMAL: Final = np.uint32(0x007FFFFF)
+_NO_CELL: Final = np.uint32(0xFFFFFFFF)  # what an empty array's smallest magnitude reads as
 _WORD: Final = 32
 
 
@@ -50,7 +51,7 @@ def f32(x: object) -> Array:
     return flush_f32(np.array(x, dtype=np.float32))  # flushes the copy in place, touching only special cells
 
 
-def _read_f32(x: object) -> Array:
+def read_f32(x: object) -> Array:
     """``x`` as :func:`f32` gives it, for reading only: ``x`` itself when it is an f32 array with no cell
     the rules change (the stream between two steps always is), else a fixed copy."""
     if isinstance(x, np.ndarray) and x.dtype == np.float32 and not has_special_f32(x):
@@ -59,8 +60,9 @@ def _read_f32(x: object) -> Array:
 
 
 def _fixed(result: object) -> Array:
-    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it)."""
-    return flush_f32(np.asarray(result, dtype=np.float32))
+    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it;
+    a 0-d result, which numpy returns as a scalar, becomes a 0-d array)."""
+    return flush_f32(result)  # type: ignore[arg-type]
 
 
 def i32(x: object) -> Array:
@@ -163,10 +165,11 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 }
 
 
-def fp_unary(op: FpUnaryOp, x: object) -> Array:
-    """``op(x)`` on f32."""
+def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
+    """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
+    two steps of a pass is when the step before applied them: it is read without a scan."""
     with np.errstate(all="ignore"):
-        return _fixed(_UNARY[op](_read_f32(x)))
+        return _fixed(_UNARY[op](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -182,8 +185,9 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
 
 
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
-    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``."""
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False) -> Array:
+    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
+    :func:`fp_unary`, said of ``stream``."""
     dtype = op_dtype(op)
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
@@ -193,15 +197,16 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, _read_f32(stream), _read_f32(operand))
+    a, b = _arguments(mode, stream if clean else read_f32(stream), read_f32(operand))  # type: ignore[arg-type]
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
     with np.errstate(all="ignore"):
         return _fixed(function(a, b))
 
 
-def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01) -> Array:
+def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
+           clean: bool = False) -> Array:
     """The FpDiv stage: ``stream / operand`` (by default) on f32."""
-    return binary(FpBinaryOp.DIV_F, stream, operand, mode)
+    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean)
 
 
 def fma(a: object, b: object, c: object) -> Array:
@@ -289,9 +294,30 @@ _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
 def _subnormal(x: Array) -> bool:
-    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field."""
-    bits = x.view(np.uint32)
-    return bool(np.any(((bits & _EXPONENT) == 0) & ((bits & ~_SIGN) != 0)))
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field.
+
+    On the magnitude (the bits without the sign) less one, a zero wraps round to the top and the
+    subnormals are exactly the values below the smallest normal's: two passes in place find them."""
+    magnitude = np.bitwise_and(x.view(np.uint32), ~_SIGN)
+    np.subtract(magnitude, np.uint32(1), out=magnitude)
+    return bool(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL) < _LAST_SUBNORMAL)
+
+
+# Rows of at least this many cells are folded a row at a time: along the first axis of a wide array,
+# ufunc.accumulate steps cell by cell at the array's stride, several times slower than a row-wide op.
+_WIDE_ROWS: Final = 256
+
+
+def _partials(function: Any, start: Array, values: Array) -> Array:
+    """``start`` then each partial result of folding ``values`` along its first axis in index order, as
+    ``function.accumulate`` gives them (each row one rounded op on the row before)."""
+    if start.size < _WIDE_ROWS:
+        return np.asarray(function.accumulate(np.concatenate([start[None], values]), axis=0))
+    out = np.empty((values.shape[0] + 1, *start.shape), dtype=np.float32)
+    out[0] = start
+    for i, row in enumerate(values):
+        function(out[i], row, out=out[i + 1])
+    return out
 
 
 def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
@@ -300,9 +326,11 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
-    values = np.moveaxis(_converted(op, x), axis, 0)
-    acc = np.broadcast_to(identity(op), values.shape[1:]).copy()
-    if values.shape[0] and op_dtype(op) != I32:
+    f32_fold = op_dtype(op) != I32
+    read = read_f32(x) if f32_fold else i32(x)  # only read: no copy needed
+    values = read if axis == 0 else np.moveaxis(read, axis, 0)
+    acc = np.full(values.shape[1:], identity(op))
+    if values.shape[0] and f32_fold:
         name = op.reference
         with np.errstate(all="ignore"):
             if name in _PICKS:
@@ -316,7 +344,7 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
                     acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
                 return f32(acc)
             if name in _ACCUMULATES:
-                partial = _ACCUMULATES[name].accumulate(np.concatenate([acc[None], values]), axis=0)
+                partial = _partials(_ACCUMULATES[name], acc, values)
                 if not _subnormal(partial):
                     return f32(partial[-1])
     for step in values:
