@@ -681,7 +681,7 @@ def test_options_built_afresh_on_every_call_are_interned_by_value_and_kept_apart
 
 def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> None:
     from tcpdsl.numerics.flow import Step
-    from tcpdsl.tensors.stream import step_of
+    from tcpdsl.tensors.base import step_of
     from tcpdsl.verify.stage import Stage
     dev = tcp.Device()
     begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
@@ -700,9 +700,9 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 
 
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
-    from tcpdsl.numerics.flow import Step
+    from tcpdsl.numerics.flow import Flow, Step
     from tcpdsl.numerics.vector_chain import PassStep, VectorChain
-    from tcpdsl.tensors.filled import filled
+    from tcpdsl.tensors.filled import filled, renewed
     from tcpdsl.verify.stage import Stage
     begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
                                                           m["Q / 8, K"])).view())
@@ -718,6 +718,7 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
         (PassStep, {f.name: getattr(recorded, f.name) for f in dataclasses.fields(PassStep)}),
         (VectorChain, {"source": passed.chain.source}),
         (VectorChain, {"source": passed.chain.source, "steps": passed.chain.steps}),
+        (Flow, {"root": begun.flow.root, "steps": begun.flow.steps}),
     ]
     assert recorded.operands and recorded.mode is not None  # a step with every field set
     for cls, given in cases:
@@ -732,6 +733,15 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
                 assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, next(iter(given)), None)
+        again = renewed(fast)  # a copy: the same fields, those with a default factory made afresh
+        assert type(again) is cls and sorted(vars(again)) == sorted(vars(fast))
+        for name in vars(fast):
+            if name == "serial":
+                assert again.serial > fast.serial
+            elif name == "cache":
+                assert again.cache == {} and again.cache is not fast.cache
+            else:
+                assert getattr(again, name) is getattr(fast, name)
     with pytest.raises(TypeError):
         filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused
 
@@ -748,3 +758,81 @@ def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
         with pytest.raises(LayoutError) as info:
             narrowed.vector_fp_ternary(fma, [1.0, 2.0])  # type: ignore[arg-type]
         assert info.value.rule == "Operand" and "got a list where a pair of operands is due" in str(info.value)
+
+
+# -- a stage call recorded again: the remembered type and a copy of its step -----------------------------
+
+
+def _forget_stage_calls() -> None:
+    """Drop every spec's remembered stage calls, so that the next calls compose and build their steps anew."""
+    from tcpdsl.tensors.subscription import _SPECS
+    for spec in _SPECS.values():
+        for memo in (spec._steps, spec._calls, spec._stamps):
+            memo.clear()
+
+
+def _recorded_chain(unit: typing.Any, x: typing.Any) -> typing.Any:
+    """Every stage that records a step through ``TensorBase._recorded``: begin, fetch, fetch_cast, collect,
+    cast, commit_trim, commit_cast_relu, commit, commit_view and a DMA into a write view."""
+    stream = (unit.begin(x.view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+              .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+    relu = stream.commit_trim(out_packet=m["K % 8"]).commit_cast_relu(tcp.bf16).commit(element=m["K"])
+    cast = stream.cast(tcp.bf16, out_packet=m["K % 8 # 16"]).commit_trim(out_packet=m["K % 8"])
+    return cast.commit_view(relu.view_mut()).view().to_dm_view(relu.view_mut())
+
+
+def _written_steps(tensor: typing.Any) -> list[typing.Any]:
+    """The steps of every flow written into ``tensor``, the last write first, then those of the flow it began as."""
+    from tcpdsl.numerics.flow import Written
+    steps, flow = [], tensor.flow
+    while isinstance(flow.root.source, Written):
+        steps += flow.root.source.written.steps
+        flow = flow.root.source.parent
+    return steps + list(flow.steps)
+
+
+def _fields(step: typing.Any) -> list[typing.Any]:
+    return [getattr(step, f.name) for f in dataclasses.fields(step) if f.name != "serial"]
+
+
+def test_a_recorded_call_made_again_copies_its_step_with_a_fresh_serial() -> None:
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    first = _written_steps(_recorded_chain(dev.main, x))
+    again = _written_steps(_recorded_chain(dev.main, x))
+    _forget_stage_calls()
+    afresh = _written_steps(_recorded_chain(dev.main, x))  # the long way: composed and built anew
+    stages = [step.stage for step in first]
+    assert stages == ["to_dm_view", "begin", "fetch", "fetch_cast", "collect", "cast", "commit_trim", "commit_view",
+                      "begin", "fetch", "fetch_cast", "collect", "commit_trim", "commit_cast_relu", "commit"]
+    assert [_fields(s) for s in first] == [_fields(s) for s in again] == [_fields(s) for s in afresh]
+    assert all(a is not b for a, b in zip(first, again))  # a copy per call, never the remembered step itself
+    serials = [{step.serial for step in steps} for steps in (first, again, afresh)]  # both writes share the stream
+    assert max(serials[0]) < min(serials[1]) and max(serials[1]) < min(serials[2])
+    # Within a call the stream's steps keep their call order (the traces order by serial).
+    stream = [step for step in again if step.stage in ("begin", "fetch", "fetch_cast", "collect")][:4]
+    assert [s.serial for s in stream] == sorted(s.serial for s in stream)
+
+
+def test_a_recorded_call_keeps_the_unit_apart_and_refuses_a_bad_call_after_a_good_one() -> None:
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    for _ in range(2):
+        main = dev.main.begin(x.view())
+        sub = dev.sub.begin(x.view())  # the same view type and arguments, another unit
+        assert (main.flow.steps[-1].context, sub.flow.steps[-1].context) == ("main", "sub")
+        trimmed = {unit: begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                   .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).commit_trim(out_packet=m["K % 8"])
+                   for unit, begun in (("main", main), ("sub", sub))}
+        assert trimmed["main"].commit_cast(tcp.bf16).flow.steps[-1].dtype == "bf16"
+        errors = []
+        for forget in (False, True):  # remembered, then the long way
+            if forget:
+                _forget_stage_calls()
+            with pytest.raises(tcp.TcpError) as info:
+                trimmed["sub"].commit_cast(tcp.bf16)  # the commit adapter casts in the main context only
+            errors.append((info.value.stage, info.value.rule, str(info.value)))
+        assert errors[0] == errors[1] and errors[0][:2] == ("commit_cast", "MainOnly")
+        with pytest.raises(LayoutError) as bad:
+            main.fetch(out_time=m["K / 16"], out_packet=m["K % 8"])  # after the good fetch above
+        assert bad.value.rule == "Unread"

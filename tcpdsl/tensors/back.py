@@ -15,8 +15,8 @@ from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
 from tcpdsl.tensors.memory import DmTensor, DmViewMut, VrfTensor
-from tcpdsl.tensors.stream import FlowTensor, step_of
-from tcpdsl.tensors.subscription import Spec, dtype_name, spec_of
+from tcpdsl.tensors.stream import FlowTensor
+from tcpdsl.tensors.subscription import dtype_name, spec_of
 from tcpdsl.verify.families import CAST, COMMIT_CAST, COMMIT_TRIM, TRANSPOSE
 from tcpdsl.verify.stage import Stage
 
@@ -74,8 +74,8 @@ class _Committing(FlowTensor):
                 f"commit_view writes into a write view of a DM tensor, got a {type(dst).__name__}",
                 hint="pass dm.view_mut() or a tile of it",
             )
-        out, params = self._compose(Stage.COMMIT_VIEW, {}, spec, context=self._flow.context)
-        return dst._write(self._flow.then(step_of(Stage.COMMIT_VIEW, out, params)))
+        _, written = self._recorded(self._flow, Stage.COMMIT_VIEW, {}, spec, context=self._flow.context)
+        return dst._write(written)
 
 
 class CommitTrimTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
@@ -97,8 +97,8 @@ class CommitTrimTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 
     def _adapter(self, stage: Stage, dtype: object, relu: bool) -> Any:
         target = dtype_name(stage, dtype)
-        spec, written = self._compose(stage, {}, dtype=target, context=self._flow.context)
-        return CommitCastTensor._of_flow(spec, self._flow.then(step_of(stage, spec, written, relu=relu)))
+        return CommitCastTensor._of_flow(*self._recorded(self._flow, stage, {}, relu=relu, dtype=target,
+                                                          context=self._flow.context))
 
     def commit(self, *, element: object) -> DmTensor[D, ChipT, ClusterT, SliceT, Any]:
         """Write the stream into a new DM tensor with Element ``element`` (docs/stage-rules.md §4.8)."""
@@ -139,8 +139,7 @@ def transpose(src: TensorBase, flow: Flow, out_time: object, out_packet: object)
     """``transpose(out_time=, out_packet=)`` on a collected stream, a contraction result or a cast (§5.2). The
     step keeps the layouts before and after it: the simulator runs the engine's matrix on them."""
     args = src._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
-    spec, params = src._compose(Stage.TRANSPOSE, args)
-    return TransposeTensor._of_flow(spec, flow.then(step_of(Stage.TRANSPOSE, spec, params, source=src._spec)))
+    return TransposeTensor._of_flow(*src._recorded(flow, Stage.TRANSPOSE, args, source=True))
 
 
 def trim(src: TensorBase, flow: Flow, out_packet: object) -> Any:
@@ -156,6 +155,4 @@ def to_vrf(src: TensorBase, flow: Flow, element: object) -> Any:
 
 
 def _step(src: TensorBase, flow: Flow, cls: type[FlowTensor], stage: Stage, args: dict[str, Any], **others: Any) -> Any:
-    spec, params = src._compose(stage, args, **others)
-    assert isinstance(spec, Spec)
-    return cls._of_flow(spec, flow.then(step_of(stage, spec, params)))
+    return cls._of_flow(*src._recorded(flow, stage, args, **others))

@@ -27,10 +27,12 @@ from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics.fit import check_fit
+from tcpdsl.numerics.flow import Flow, Step
 from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
+from tcpdsl.tensors.filled import filled, renewed
 from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
 from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
@@ -71,6 +73,18 @@ def unspecialised(name: str) -> LayoutError:
         name, "Unspecialised", f"a bare {name} has no dtype or layout",
         hint=f"subscribe it first: {name}[tcp.bf16, Chip, Cluster, Slice, ...](...)",
     )
+
+
+def step_of(
+    stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
+) -> Step:
+    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
+    with ``source``, the receiver's type, the layouts before and after it too."""
+    return filled(Step, {
+        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
+        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
+        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
+    })
 
 
 def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
@@ -152,6 +166,28 @@ class TensorBase(Subscriptable):
             result, params = compose()
             return spec_for(result), params
         return spec.remember_call(call, held, spec.step(key, compose))
+
+    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Mapping], *operands: Spec,
+                  unit: str | None = None, relu: bool = False, source: bool = False, **others: Any) -> tuple[Spec, Flow]:
+        """Compose a stage call on this tensor (:meth:`_compose`) and record its step on ``flow``: the result
+        type and ``flow`` one stage further. ``unit`` names the context a stream begins in, ``relu`` is the
+        commit adapter's clamp, and ``source`` keeps this tensor's layouts in the step (:func:`step_of`).
+
+        Every field of the step but its serial is a function of the call, so a call made before with the
+        same argument objects records a copy of that step with a fresh serial."""
+        spec = self._spec
+        held = (*mappings.values(), *operands, *others.values())
+        call = (stage, *mappings, *others, *map(id, held), unit, relu, source)
+        found = spec._stamps.get(call)
+        if found is None:
+            out, params = self._compose(stage, mappings, *operands, **others)
+            step = step_of(stage, out, params, unit, relu, spec if source else None)
+            if call[:-3] in spec._calls:  # the composer kept the call by identity: its options are hashable
+                spec.remember_stamp(call, held, (out, step))
+        else:
+            out, step = found[1]
+            step = renewed(step)
+        return out, filled(Flow, {"root": flow.root, "steps": (*flow.steps, step)})
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

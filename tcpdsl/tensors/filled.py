@@ -3,7 +3,7 @@
 A frozen dataclass's generated ``__init__`` sets each field through ``object.__setattr__``, which costs
 more than the rest of a stage call. :func:`filled` writes the same fields into a new instance's
 ``__dict__`` at once, the same shortcut ``Chain.with_stage`` takes, and is tested against each class's
-constructor.
+constructor; :func:`renewed` copies a record so, for a stage call that records the same step again.
 """
 
 from __future__ import annotations
@@ -35,6 +35,21 @@ def filled(cls: type[T], values: dict[str, object]) -> T:
     for name, factory in factories:
         if name not in values:
             state[name] = factory()
+    return out  # type: ignore[no-any-return]
+
+
+def renewed(record: T) -> T:
+    """A new record with ``record``'s fields but those with a default factory, which are made afresh (a new
+    serial, an empty cache), as the constructor would build it from the other fields."""
+    cls = type(record)
+    plan = _plans.get(cls)
+    if plan is None:
+        plan = _plans[cls] = _plan(cls)
+    out: Any = object.__new__(cls)
+    state = out.__dict__
+    state.update(record.__dict__)
+    for name, factory in plan[2]:
+        state[name] = factory()
     return out  # type: ignore[no-any-return]
 
 

@@ -89,8 +89,7 @@ class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
 def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
     args = src._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
-    spec, params = src._compose(Stage.COLLECT, args)
-    return CollectTensor._collected(spec, src.flow, params)
+    return CollectTensor._collected(*src._recorded(src.flow, Stage.COLLECT, args))
 
 
 def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:

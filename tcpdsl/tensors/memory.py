@@ -16,7 +16,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root, Window
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
-from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
+from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, window_flow, written_flow
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
@@ -147,8 +147,8 @@ class _View(FlowTensor):
         if not isinstance(dst, kind) or spec is None:
             raise LayoutError(stage, "NotAWriteView", f"{stage} writes into a write view, got a {type(dst).__name__}",
                               hint="pass dm.view_mut(), hbm.view_mut() or a tile of one")
-        out, params = self._compose(stage, {}, spec)
-        return dst._write(self._flow.then(step_of(stage, out, params)))
+        _, written = self._recorded(self._flow, stage, {}, spec)
+        return dst._write(written)
 
     def _write(self, written: Flow) -> Any:
         """Write a flow that ends on this window into the tensor; the tensor's other cells stay."""

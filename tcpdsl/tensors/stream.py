@@ -14,25 +14,12 @@ from typing import Any
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
-from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
-
-
-def step_of(
-    stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
-) -> Step:
-    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
-    with ``source``, the receiver's type, the layouts before and after it too."""
-    return filled(Step, {
-        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
-        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
-        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
-    })
 
 
 def flow_cost(flow: Flow) -> KernelCost:
@@ -143,8 +130,7 @@ class FlowTensor(TensorBase):
                  unit: str | None = None, **others: Any) -> Any:
         """The next position: compose the stage's row (``others`` are its options and carried values),
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
-        spec, params = self._compose(stage, mappings, *operands, **others)
-        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit, source=self._spec)))
+        return cls._of_flow(*self._recorded(self._flow, stage, mappings, *operands, unit=unit, source=True, **others))
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""
