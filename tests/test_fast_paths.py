@@ -700,9 +700,9 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 
 
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
-    from tcpdsl.numerics.flow import Flow, Step
+    from tcpdsl.numerics.flow import Flow, Root, Step
     from tcpdsl.numerics.vector_chain import PassStep, VectorChain
-    from tcpdsl.tensors.filled import filled, renewed
+    from tcpdsl.tensors.filled import extended, filled, restamped
     from tcpdsl.verify.stage import Stage
     begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
                                                           m["Q / 8, K"])).view())
@@ -719,6 +719,8 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
         (VectorChain, {"source": passed.chain.source}),
         (VectorChain, {"source": passed.chain.source, "steps": passed.chain.steps}),
         (Flow, {"root": begun.flow.root, "steps": begun.flow.steps}),
+        (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)}),
+        (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)[:5]}),
     ]
     assert recorded.operands and recorded.mode is not None  # a step with every field set
     for cls, given in cases:
@@ -733,17 +735,22 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
                 assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, next(iter(given)), None)
-        again = renewed(fast)  # a copy: the same fields, those with a default factory made afresh
-        assert type(again) is cls and sorted(vars(again)) == sorted(vars(fast))
-        for name in vars(fast):
-            if name == "serial":
-                assert again.serial > fast.serial
-            elif name == "cache":
-                assert again.cache == {} and again.cache is not fast.cache
-            else:
-                assert getattr(again, name) is getattr(fast, name)
     with pytest.raises(TypeError):
-        filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused
+        filled(tcp.Topology, {})
+    # A stage call's own two: a step copied with a fresh serial, and a flow one step further.
+    step, flow = begun.flow.steps[-1], begun.flow
+    copied = {f.name: getattr(step, f.name) for f in dataclasses.fields(Step) if f.name != "serial"}
+    for fast, built in ((restamped(step), Step(**copied)), (extended(flow, step), flow.then(step))):
+        assert type(fast) is type(built) and sorted(vars(fast)) == sorted(vars(built))
+        for name in vars(built):
+            if name == "serial":
+                assert fast.serial + 1 == built.serial  # fresh, from the constructor's count
+            elif name == "cache":
+                assert fast.cache == built.cache == {} and fast.cache is not built.cache
+            else:
+                assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.serial = 0  # type: ignore[misc]  # a __post_init__ would be skipped: refused
 
 
 def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
@@ -836,3 +843,26 @@ def test_a_recorded_call_keeps_the_unit_apart_and_refuses_a_bad_call_after_a_goo
         with pytest.raises(LayoutError) as bad:
             main.fetch(out_time=m["K / 16"], out_packet=m["K % 8"])  # after the good fetch above
         assert bad.value.rule == "Unread"
+
+
+def test_mapping_arguments_are_taken_as_given_and_remembered_by_name() -> None:
+    from tcpdsl.algebra import clear_caches
+    from tcpdsl.tensors.base import TensorBase
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    time, packet = m["K / 16"], m["K % 16"]
+    given = TensorBase._mappings(Stage.FETCH, out_time=time, out_packet=packet)  # mappings: as given
+    assert given == {"out_time": time, "out_packet": packet}
+    assert TensorBase._mappings(Stage.FETCH, out_time="K / 16", out_packet="K % 16") == given  # text: resolved here
+    tt = begun._spec.tensor_type
+    for _ in range(2):
+        for out_time, out_packet in ((time, packet), (packet, time)):  # both valid, two different types
+            expected = compose_stage(Stage.FETCH, tt, out_time=out_time, out_packet=out_packet, context="main")
+            for arguments in ({"out_time": out_time, "out_packet": out_packet},
+                              {"out_packet": out_packet, "out_time": out_time}):  # either order of the keywords
+                spec, params = begun._compose(Stage.FETCH, arguments, context="main")
+                assert (spec.tensor_type, params) == expected
+        clear_caches()  # new mapping objects equal to these: the structural path answers, by name
+        time, packet = tcp.parse("K / 16", {"K": 32}), tcp.parse("K % 16", {"K": 32})

@@ -74,7 +74,7 @@ class _Committing(FlowTensor):
                 f"commit_view writes into a write view of a DM tensor, got a {type(dst).__name__}",
                 hint="pass dm.view_mut() or a tile of it",
             )
-        _, written = self._recorded(self._flow, Stage.COMMIT_VIEW, {}, spec, context=self._flow.context)
+        _, written = self._recorded(self._flow, Stage.COMMIT_VIEW, {}, (spec,), {"context": self._flow.context})
         return dst._write(written)
 
 
@@ -97,8 +97,8 @@ class CommitTrimTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 
     def _adapter(self, stage: Stage, dtype: object, relu: bool) -> Any:
         target = dtype_name(stage, dtype)
-        return CommitCastTensor._of_flow(*self._recorded(self._flow, stage, {}, relu=relu, dtype=target,
-                                                          context=self._flow.context))
+        others = {"dtype": target, "context": self._flow.context}
+        return CommitCastTensor._of_flow(*self._recorded(self._flow, stage, {}, (), others, relu=relu))
 
     def commit(self, *, element: object) -> DmTensor[D, ChipT, ClusterT, SliceT, Any]:
         """Write the stream into a new DM tensor with Element ``element`` (docs/stage-rules.md §4.8)."""
@@ -155,4 +155,4 @@ def to_vrf(src: TensorBase, flow: Flow, element: object) -> Any:
 
 
 def _step(src: TensorBase, flow: Flow, cls: type[FlowTensor], stage: Stage, args: dict[str, Any], **others: Any) -> Any:
-    return cls._of_flow(*src._recorded(flow, stage, args, **others))
+    return cls._of_flow(*src._recorded(flow, stage, args, (), others))

@@ -32,7 +32,7 @@ from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.filled import filled, renewed
+from tcpdsl.tensors.filled import extended, filled, restamped
 from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
 from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
@@ -125,8 +125,13 @@ class TensorBase(Subscriptable):
 
     @staticmethod
     def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
-        """A stage call's mapping arguments, read in the order of its row of the stage table; text
-        resolves in the scope of the user's code that made the call."""
+        """A stage call's mapping arguments by name; text resolves in the scope of the user's code that
+        made the call. Mappings already (the usual call) are the arguments as given."""
+        for value in arguments.values():
+            if not isinstance(value, Mapping):
+                break
+        else:
+            return arguments  # type: ignore[return-value]
         row = STAGES[stage]
         ready: dict[str, Mapping] = {}
         for name in row.mappings:
@@ -152,7 +157,7 @@ class TensorBase(Subscriptable):
         found = spec._calls.get(call)
         if found is not None:
             return found[1]
-        key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
+        key = (stage, *mappings, *map(Same, operands), *map(StructKey, mappings.values()))
         if others:
             key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
 
@@ -167,8 +172,9 @@ class TensorBase(Subscriptable):
             return spec_for(result), params
         return spec.remember_call(call, held, spec.step(key, compose))
 
-    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Mapping], *operands: Spec,
-                  unit: str | None = None, relu: bool = False, source: bool = False, **others: Any) -> tuple[Spec, Flow]:
+    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Mapping], operands: tuple[Spec, ...] = (),
+                  others: dict[str, Any] | None = None, unit: str | None = None, relu: bool = False,
+                  source: bool = False) -> tuple[Spec, Flow]:
         """Compose a stage call on this tensor (:meth:`_compose`) and record its step on ``flow``: the result
         type and ``flow`` one stage further. ``unit`` names the context a stream begins in, ``relu`` is the
         commit adapter's clamp, and ``source`` keeps this tensor's layouts in the step (:func:`step_of`).
@@ -176,6 +182,8 @@ class TensorBase(Subscriptable):
         Every field of the step but its serial is a function of the call, so a call made before with the
         same argument objects records a copy of that step with a fresh serial."""
         spec = self._spec
+        if others is None:
+            others = {}
         held = (*mappings.values(), *operands, *others.values())
         call = (stage, *mappings, *others, *map(id, held), unit, relu, source)
         found = spec._stamps.get(call)
@@ -186,8 +194,8 @@ class TensorBase(Subscriptable):
                 spec.remember_stamp(call, held, (out, step))
         else:
             out, step = found[1]
-            step = renewed(step)
-        return out, filled(Flow, {"root": flow.root, "steps": (*flow.steps, step)})
+            step = restamped(step)
+        return out, extended(flow, step)
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

@@ -3,14 +3,16 @@
 A frozen dataclass's generated ``__init__`` sets each field through ``object.__setattr__``, which costs
 more than the rest of a stage call. :func:`filled` writes the same fields into a new instance's
 ``__dict__`` at once, the same shortcut ``Chain.with_stage`` takes, and is tested against each class's
-constructor; :func:`renewed` copies a record so, for a stage call that records the same step again.
+constructor; :func:`restamped` and :func:`extended` build the step and the flow of a stage call so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from tcpdsl.numerics.flow import Flow, Step
 
 T = TypeVar("T")
 
@@ -38,19 +40,37 @@ def filled(cls: type[T], values: dict[str, object]) -> T:
     return out  # type: ignore[no-any-return]
 
 
-def renewed(record: T) -> T:
-    """A new record with ``record``'s fields but those with a default factory, which are made afresh (a new
-    serial, an empty cache), as the constructor would build it from the other fields."""
-    cls = type(record)
-    plan = _plans.get(cls)
-    if plan is None:
-        plan = _plans[cls] = _plan(cls)
-    out: Any = object.__new__(cls)
+# The two records every stage call builds, a step and the flow it extends, field by field: the generic
+# path's plan lookup and loops cost as much as the constructor on records this small.
+def _serial(cls: type) -> Callable[[], int]:
+    """The default factory of ``cls``'s ``serial`` field: the count steps and flows are numbered by."""
+    factory = next(f.default_factory for f in fields(cls) if f.name == "serial")
+    assert callable(factory)
+    return factory
+
+
+_STEP_SERIAL: Final = _serial(Step)
+_FLOW_SERIAL: Final = _serial(Flow)
+
+
+def restamped(step: Step) -> Step:
+    """A copy of ``step`` with a fresh serial: the step a stage call made again records."""
+    out = object.__new__(Step)
     state = out.__dict__
-    state.update(record.__dict__)
-    for name, factory in plan[2]:
-        state[name] = factory()
-    return out  # type: ignore[no-any-return]
+    state.update(step.__dict__)
+    state["serial"] = _STEP_SERIAL()
+    return out
+
+
+def extended(flow: Flow, step: Step) -> Flow:
+    """``flow.then(step)``: the same root, one step more, an empty cache and a fresh serial."""
+    out = object.__new__(Flow)
+    state = out.__dict__
+    state["root"] = flow.root
+    state["steps"] = (*flow.steps, step)
+    state["cache"] = {}
+    state["serial"] = _FLOW_SERIAL()
+    return out
 
 
 def _plan(cls: type) -> _Plan:

@@ -67,7 +67,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             return buffer_of(parent, name)
 
         # To an independent check the reshape is a window of the whole tensor, read under the new layouts.
-        whole = Window(parent, self._spec.layout("Element").size, 0)
+        whole = Window(parent, self._spec.element, 0)
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
                          lambda name: get_evaluator(name).flow_read(parent, mapping, terms), physical, source=whole))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
@@ -125,7 +125,7 @@ class _View(FlowTensor):
 
     @classmethod
     def _window(cls, spec: Spec, parent: FlowTensor, offset: int) -> Any:
-        out = cls._of_flow(spec, window_flow(parent._flow, parent._spec.layout("Element").size, spec, offset))
+        out = cls._of_flow(spec, window_flow(parent._flow, parent._spec.element, spec, offset))
         out._parent = parent
         out._offset = offset
         return out
@@ -147,13 +147,13 @@ class _View(FlowTensor):
         if not isinstance(dst, kind) or spec is None:
             raise LayoutError(stage, "NotAWriteView", f"{stage} writes into a write view, got a {type(dst).__name__}",
                               hint="pass dm.view_mut(), hbm.view_mut() or a tile of one")
-        _, written = self._recorded(self._flow, stage, {}, spec)
+        _, written = self._recorded(self._flow, stage, {}, (spec,))
         return dst._write(written)
 
     def _write(self, written: Flow) -> Any:
         """Write a flow that ends on this window into the tensor; the tensor's other cells stay."""
         parent = self._parent
-        parent._flow = written_flow(parent._flow, written, parent._spec.layout("Element").size, self._offset)
+        parent._flow = written_flow(parent._flow, written, parent._spec.element, self._offset)
         return parent
 
 

@@ -112,6 +112,11 @@ class Spec:
         return tt.layout("Time").size if "Time" in tt.family.layouts else 1
 
     @cached_property
+    def element(self) -> int:
+        """The size of a memory type's Element: the cells each slice holds."""
+        return self.tensor_type.layout("Element").size
+
+    @cached_property
     def layout_text(self) -> str:
         """The layouts past the grid as reports show them, ``"Time ... | Packet ..."``."""
         tt = self.tensor_type
