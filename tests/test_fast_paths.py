@@ -702,7 +702,7 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
     from tcpdsl.numerics.flow import Flow, Root, Step
     from tcpdsl.numerics.vector_chain import PassStep, VectorChain
-    from tcpdsl.tensors.filled import extended, filled, restamped
+    from tcpdsl.tensors.filled import filled
     from tcpdsl.verify.stage import Stage
     begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
                                                           m["Q / 8, K"])).view())
@@ -737,20 +737,30 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
             setattr(fast, next(iter(given)), None)
     with pytest.raises(TypeError):
         filled(tcp.Topology, {})
-    # A stage call's own two: a step copied with a fresh serial, and a flow one step further.
-    step, flow = begun.flow.steps[-1], begun.flow
+    # A stage call made again: its step copied with a fresh serial, and the flow one step further, field by
+    # field as the constructors build them.
+    view = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view()
+    unit = tcp.Device().main
+    unit.begin(view)
+    again = unit.begin(view)
+    step, flow = again.flow.steps[-1], again.flow
     copied = {f.name: getattr(step, f.name) for f in dataclasses.fields(Step) if f.name != "serial"}
-    for fast, built in ((restamped(step), Step(**copied)), (extended(flow, step), flow.then(step))):
+    for fast, built in ((step, Step(**copied)), (flow, view.flow.then(step))):
         assert type(fast) is type(built) and sorted(vars(fast)) == sorted(vars(built))
         for name in vars(built):
             if name == "serial":
-                assert fast.serial + 1 == built.serial  # fresh, from the constructor's count
+                assert fast.serial < built.serial  # fresh, from the constructor's count
             elif name == "cache":
                 assert fast.cache == built.cache == {} and fast.cache is not built.cache
             else:
                 assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
         with pytest.raises(dataclasses.FrozenInstanceError):
-            fast.serial = 0  # type: ignore[misc]  # a __post_init__ would be skipped: refused
+            fast.serial = 0  # type: ignore[misc]
+    assert step.serial < flow.serial  # the step is numbered first, as flow.then(step_of(...)) numbers them
+    # A pass one method further: the chain as its constructor builds it.
+    chain, built = passed.chain, VectorChain(passed.chain.source, passed.chain.steps)
+    assert sorted(vars(chain)) == sorted(vars(built)) and chain.cache == {} and chain.cache is not built.cache
+    assert (chain.source, chain.steps) == (built.source, built.steps)
 
 
 def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:

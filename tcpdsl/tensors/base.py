@@ -32,7 +32,7 @@ from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
-from tcpdsl.tensors.filled import extended, filled, restamped
+from tcpdsl.tensors.filled import FLOW_SERIAL, STEP_SERIAL, filled
 from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
 from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
@@ -180,7 +180,9 @@ class TensorBase(Subscriptable):
         commit adapter's clamp, and ``source`` keeps this tensor's layouts in the step (:func:`step_of`).
 
         Every field of the step but its serial is a function of the call, so a call made before with the
-        same argument objects records a copy of that step with a fresh serial."""
+        same argument objects records a copy of that step with a fresh serial. The copy and the flow are
+        written field by field, as ``tensors.filled`` does (the step is numbered before the flow, as
+        ``flow.then(step_of(...))`` numbers them)."""
         spec = self._spec
         if others is None:
             others = {}
@@ -193,9 +195,18 @@ class TensorBase(Subscriptable):
             if call[:-3] in spec._calls:  # the composer kept the call by identity: its options are hashable
                 spec.remember_stamp(call, held, (out, step))
         else:
-            out, step = found[1]
-            step = restamped(step)
-        return out, extended(flow, step)
+            out, template = found[1]
+            step = object.__new__(Step)
+            fields = step.__dict__
+            fields.update(template.__dict__)
+            fields["serial"] = STEP_SERIAL()
+        extended = object.__new__(Flow)
+        fields = extended.__dict__
+        fields["root"] = flow.root
+        fields["steps"] = (*flow.steps, step)
+        fields["cache"] = {}
+        fields["serial"] = FLOW_SERIAL()
+        return out, extended
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

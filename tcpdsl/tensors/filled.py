@@ -3,7 +3,7 @@
 A frozen dataclass's generated ``__init__`` sets each field through ``object.__setattr__``, which costs
 more than the rest of a stage call. :func:`filled` writes the same fields into a new instance's
 ``__dict__`` at once, the same shortcut ``Chain.with_stage`` takes, and is tested against each class's
-constructor; :func:`restamped` and :func:`extended` build the step and the flow of a stage call so.
+constructor.
 """
 
 from __future__ import annotations
@@ -40,8 +40,6 @@ def filled(cls: type[T], values: dict[str, object]) -> T:
     return out  # type: ignore[no-any-return]
 
 
-# The two records every stage call builds, a step and the flow it extends, field by field: the generic
-# path's plan lookup and loops cost as much as the constructor on records this small.
 def _serial(cls: type) -> Callable[[], int]:
     """The default factory of ``cls``'s ``serial`` field: the count steps and flows are numbered by."""
     factory = next(f.default_factory for f in fields(cls) if f.name == "serial")
@@ -49,28 +47,11 @@ def _serial(cls: type) -> Callable[[], int]:
     return factory
 
 
-_STEP_SERIAL: Final = _serial(Step)
-_FLOW_SERIAL: Final = _serial(Flow)
-
-
-def restamped(step: Step) -> Step:
-    """A copy of ``step`` with a fresh serial: the step a stage call made again records."""
-    out = object.__new__(Step)
-    state = out.__dict__
-    state.update(step.__dict__)
-    state["serial"] = _STEP_SERIAL()
-    return out
-
-
-def extended(flow: Flow, step: Step) -> Flow:
-    """``flow.then(step)``: the same root, one step more, an empty cache and a fresh serial."""
-    out = object.__new__(Flow)
-    state = out.__dict__
-    state["root"] = flow.root
-    state["steps"] = (*flow.steps, step)
-    state["cache"] = {}
-    state["serial"] = _FLOW_SERIAL()
-    return out
+# What a stage call on a seen path numbers the step and the flow it builds field by field with
+# (TensorBase._recorded): the generic path's plan lookup and loops cost as much as the constructor
+# on records this small.
+STEP_SERIAL: Final = _serial(Step)
+FLOW_SERIAL: Final = _serial(Flow)
 
 
 def _plan(cls: type) -> _Plan:

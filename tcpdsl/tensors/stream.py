@@ -133,7 +133,9 @@ class FlowTensor(TensorBase):
                  unit: str | None = None, **others: Any) -> Any:
         """The next position: compose the stage's row (``others`` are its options and carried values),
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
-        return cls._of_flow(*self._recorded(self._flow, stage, mappings, operands, others, unit, source=True))
+        out = object.__new__(cls)  # as _of_flow builds it, one call fewer on every stage call
+        out._spec, out._flow = self._recorded(self._flow, stage, mappings, operands, others, unit, source=True)
+        return out
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""

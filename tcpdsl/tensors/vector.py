@@ -123,10 +123,15 @@ class PassTensor(TensorBase):
         """Compose the row with the pass's state, record the step, and return the next position."""
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
-        # The chain one step further, built directly: ``with_step``'s ``dataclasses.replace`` costs more.
+        # The chain one step further, written field by field as ``tensors.filled`` does: its constructor costs
+        # more than the rest of the step.
         before = self._chain
         recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
-        chain = filled(VectorChain, {"source": before.source, "steps": (*before.steps, recorded)})
+        chain = object.__new__(VectorChain)
+        fields = chain.__dict__
+        fields["source"] = before.source
+        fields["steps"] = (*before.steps, recorded)
+        fields["cache"] = {}
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
         return target._of(spec, chain, step.state)
