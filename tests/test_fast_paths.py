@@ -876,3 +876,17 @@ def test_mapping_arguments_are_taken_as_given_and_remembered_by_name() -> None:
                 assert (spec.tensor_type, params) == expected
         clear_caches()  # new mapping objects equal to these: the structural path answers, by name
         time, packet = tcp.parse("K / 16", {"K": 32}), tcp.parse("K % 16", {"K": 32})
+
+
+def test_a_recorded_call_reads_text_arguments_as_the_long_way_does() -> None:
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    given = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    for _ in range(2):
+        text = begun.fetch(out_time="K / 16", out_packet="K % 16")  # resolved in this frame, then remembered
+        assert text._spec is given._spec and _fields(text.flow.steps[-1]) == _fields(given.flow.steps[-1])
+        K = tcp.axis("K", 64)  # noqa: N806  (a local axis of another size shadows the module's for text)
+        with pytest.raises(LayoutError) as info:
+            begun.fetch(out_time="K / 16", out_packet="K % 16")
+        assert K.size == 64 and info.value.rule == "AxisSizeConflict"
+        del K

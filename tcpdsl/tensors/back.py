@@ -63,8 +63,7 @@ class _Committing(FlowTensor):
     __slots__ = ()
 
     def _commit(self, element: object) -> Any:
-        args = self._mappings(Stage.COMMIT, element=element)
-        return self._advance(DmTensor, Stage.COMMIT, args, context=self._flow.context)
+        return self._advance(DmTensor, Stage.COMMIT, {"element": element}, context=self._flow.context)
 
     def _commit_view(self, dst: object) -> Any:
         spec = spec_of(dst)
@@ -131,27 +130,24 @@ class CommitCastTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 def cast(src: TensorBase, flow: Flow, dtype: object, out_packet: object) -> Any:
     """``cast(D, out_packet=)`` on a collected stream or a contraction result (docs/stage-rules.md §4.7)."""
     target = dtype_name(Stage.CAST, dtype)
-    args = src._mappings(Stage.CAST, out_packet=out_packet)
-    return _step(src, flow, CastTensor, Stage.CAST, args, dtype=target)
+    return _step(src, flow, CastTensor, Stage.CAST, {"out_packet": out_packet}, dtype=target)
 
 
 def transpose(src: TensorBase, flow: Flow, out_time: object, out_packet: object) -> Any:
     """``transpose(out_time=, out_packet=)`` on a collected stream, a contraction result or a cast (§5.2). The
     step keeps the layouts before and after it: the simulator runs the engine's matrix on them."""
-    args = src._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
+    args = {"out_time": out_time, "out_packet": out_packet}
     return TransposeTensor._of_flow(*src._recorded(flow, Stage.TRANSPOSE, args, source=True))
 
 
 def trim(src: TensorBase, flow: Flow, out_packet: object) -> Any:
     """``commit_trim(out_packet=)`` on any stream that may be committed (docs/stage-rules.md §4.8)."""
-    args = src._mappings(Stage.COMMIT_TRIM, out_packet=out_packet)
-    return _step(src, flow, CommitTrimTensor, Stage.COMMIT_TRIM, args)
+    return _step(src, flow, CommitTrimTensor, Stage.COMMIT_TRIM, {"out_packet": out_packet})
 
 
 def to_vrf(src: TensorBase, flow: Flow, element: object) -> Any:
     """``to_vrf(element=)``: store a collected stream into the vector register file (docs/stage-rules.md §4.6)."""
-    args = src._mappings(Stage.TO_VRF, element=element)
-    return _step(src, flow, VrfTensor, Stage.TO_VRF, args)
+    return _step(src, flow, VrfTensor, Stage.TO_VRF, {"element": element})
 
 
 def _step(src: TensorBase, flow: Flow, cls: type[FlowTensor], stage: Stage, args: dict[str, Any], **others: Any) -> Any:

@@ -172,17 +172,22 @@ class TensorBase(Subscriptable):
             return spec_for(result), params
         return spec.remember_call(call, held, spec.step(key, compose))
 
-    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Mapping], operands: tuple[Spec, ...] = (),
+    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Any], operands: tuple[Spec, ...] = (),
                   others: dict[str, Any] | None = None, unit: str | None = None, relu: bool = False,
                   source: bool = False) -> tuple[Spec, Flow]:
         """Compose a stage call on this tensor (:meth:`_compose`) and record its step on ``flow``: the result
-        type and ``flow`` one stage further. ``unit`` names the context a stream begins in, ``relu`` is the
+        type and ``flow`` one stage further. ``mappings`` are the call's mapping arguments as given: text
+        (or a left-out optional) is read by :meth:`_mappings`. ``unit`` names the context a stream begins in, ``relu`` is the
         commit adapter's clamp, and ``source`` keeps this tensor's layouts in the step (:func:`step_of`).
 
         Every field of the step but its serial is a function of the call, so a call made before with the
         same argument objects records a copy of that step with a fresh serial. The copy and the flow are
         written field by field, as ``tensors.filled`` does (the step is numbered before the flow, as
         ``flow.then(step_of(...))`` numbers them)."""
+        for value in mappings.values():
+            if not isinstance(value, Mapping):
+                mappings = self._mappings(stage, **mappings)
+                break
         spec = self._spec
         if others is None:
             others = {}

@@ -36,7 +36,7 @@ class BeginTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
 
     def fetch(self, *, out_time: object, out_packet: object) -> FetchTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Read the DM partition as ``[OutTime][OutPacket]`` through the sequencer (docs/stage-rules.md §4.2-4.3)."""
-        args = self._mappings(Stage.FETCH, out_time=out_time, out_packet=out_packet)
+        args = {"out_time": out_time, "out_packet": out_packet}
         return self._advance(FetchTensor, Stage.FETCH, args, context=self._flow.context)  # type: ignore[no-any-return]
 
 
@@ -88,8 +88,8 @@ class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
 
 def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
-    args = src._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
-    return CollectTensor._collected(*src._recorded(src.flow, Stage.COLLECT, args))
+    return CollectTensor._collected(*src._recorded(src.flow, Stage.COLLECT, {"out_time": out_time,
+                                                                             "out_packet": out_packet}))
 
 
 def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:

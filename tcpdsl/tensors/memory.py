@@ -49,13 +49,11 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
 
     def to_dm(self, *, cluster: object = None, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move to a new DM layout within each slice; Chip, Cluster and Slice keep their sizes (§4.1)."""
-        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
-        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+        return self._advance(DmTensor, Stage.TO_DM, {"cluster": cluster, "slice": slice, "element": element})  # type: ignore[no-any-return]
 
     def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
         """A DMA move into HBM as ``[Chip, Element]`` (docs/stage-rules.md §4.1)."""
-        args = self._mappings(Stage.TO_HBM, element=element)
-        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
+        return self._advance(HbmTensor, Stage.TO_HBM, {"element": element})  # type: ignore[no-any-return]
 
     def reshape(self, *, chip: object, cluster: object, slice: object, element: object) -> DmTensor[D, Any, Any, Any, Any]:
         """The same bytes under other layouts of the same sizes (docs/stage-rules.md §4.1, ``Preserve``)."""
@@ -107,13 +105,11 @@ class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
 
     def to_dm(self, *, cluster: object, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move into DM, choosing the Cluster and Slice distribution (docs/stage-rules.md §4.1)."""
-        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
-        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+        return self._advance(DmTensor, Stage.TO_DM, {"cluster": cluster, "slice": slice, "element": element})  # type: ignore[no-any-return]
 
     def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
         """A DMA move to a new HBM layout, or a broadcast over axes the source lacks (§4.1)."""
-        args = self._mappings(Stage.TO_HBM, element=element)
-        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
+        return self._advance(HbmTensor, Stage.TO_HBM, {"element": element})  # type: ignore[no-any-return]
 
 
 class _View(FlowTensor):
