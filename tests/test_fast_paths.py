@@ -701,7 +701,7 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
     from tcpdsl.numerics.flow import Flow, Root, Step
-    from tcpdsl.numerics.vector_chain import PassStep, VectorChain
+    from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain
     from tcpdsl.tensors.filled import filled
     from tcpdsl.verify.stage import Stage
     begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
@@ -721,6 +721,7 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
         (Flow, {"root": begun.flow.root, "steps": begun.flow.steps}),
         (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)}),
         (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)[:5]}),
+        (PassSource, {f.name: getattr(passed.chain.source, f.name) for f in dataclasses.fields(PassSource)}),
     ]
     assert recorded.operands and recorded.mode is not None  # a step with every field set
     for cls, given in cases:

@@ -26,9 +26,12 @@ from tcpdsl.verify.stage import Stage
 def _as(tensor: FlowTensor, family: Family) -> Spec:
     """The tensor's type as one of its views' families (the same layouts), remembered per type like a
     stage call, so that the stages called on the view find their own remembered answers."""
-    tt = tensor._spec.tensor_type
-    spec, _ = tensor._spec.step(("view as", family.name), lambda: (check_type(family, tt.dtypes, tt.layouts), None))
-    return spec
+    key, spec = ("view as", family.name), tensor._spec
+    found = spec._steps.get(key)  # read first: a view on a seen type builds no composer
+    if found is None:
+        tt = spec.tensor_type
+        found = spec.step(key, lambda: (check_type(family, tt.dtypes, tt.layouts), None))
+    return found[0]
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):

@@ -123,15 +123,9 @@ class PassTensor(TensorBase):
         """Compose the row with the pass's state, record the step, and return the next position."""
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
-        # The chain one step further, written field by field as ``tensors.filled`` does: its constructor costs
-        # more than the rest of the step.
         before = self._chain
         recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
-        chain = object.__new__(VectorChain)
-        fields = chain.__dict__
-        fields["source"] = before.source
-        fields["steps"] = (*before.steps, recorded)
-        fields["cache"] = {}
+        chain = _chained(before.source, (*before.steps, recorded))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
         return target._of(spec, chain, step.state)
@@ -189,14 +183,25 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
                 axes: tuple[str, ...], origin: object) -> PassSource:
     """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
     are the axes its data has (the layout may replicate it over others)."""
-    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical, frozenset(axes), origin)
+    return filled(PassSource, {"layouts": spec.layouts, "dtype": spec.dtype, "logical": logical, "physical": physical,
+                               "axes": frozenset(axes), "origin": origin})
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
     first = filled(PassStep, {"stage": Stage.VECTOR_INIT, "layouts": spec.layouts, "step": step})
-    chain = filled(VectorChain, {"source": source, "steps": (first,)})
-    return VectorInitTensor._of(spec, chain, step.state)
+    return VectorInitTensor._of(spec, _chained(source, (first,)), step.state)
+
+
+def _chained(source: PassSource, steps: tuple[PassStep, ...]) -> VectorChain:
+    """``VectorChain(source, steps)``, written field by field as ``tensors.filled`` does: a pass builds one per
+    method, and the constructor costs more than the rest of the method."""
+    chain = object.__new__(VectorChain)
+    fields = chain.__dict__
+    fields["source"] = source
+    fields["steps"] = steps
+    fields["cache"] = {}
+    return chain
 
 
 def _reduce_axis(stage: Stage, reduce: object) -> str:
@@ -759,10 +764,13 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
         # (a Dummy slice axis) is read at its first cell.
         held = tuple(t for t in spec.terms if t.axis in chain.source.axes)
         first = tuple(slice(None) if t in held else 0 for t in spec.terms)
-        root = Root(spec.mapping, spec.tensor_type.dtype, held, (),
-                    lambda name: get_evaluator(name).vector_logical(chain)[first],
-                    lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)), source=chain)
-        out = cls._of_flow(spec, Flow(root))
+        root = filled(Root, {
+            "mapping": spec.mapping, "dtype": spec.dtype, "terms": held, "fixed": (),
+            "logical": lambda name: get_evaluator(name).vector_logical(chain)[first],
+            "physical": lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
+            "source": chain,
+        })
+        out = cls._of_flow(spec, filled(Flow, {"root": root}))
         out._pass = chain
         return out
 
