@@ -891,3 +891,20 @@ def test_a_recorded_call_reads_text_arguments_as_the_long_way_does() -> None:
             begun.fetch(out_time="K / 16", out_packet="K % 16")
         assert K.size == 64 and info.value.rule == "AxisSizeConflict"
         del K
+
+
+def test_positions_built_in_place_are_the_ones_their_builders_make() -> None:
+    from tcpdsl.tensors.sources import CollectTensor
+    from tcpdsl.tensors.memory import DmView
+    dev = tcp.Device()
+    fetched = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                    m["Q / 8, K"])).view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    collected = fetched.fetch_cast(tcp.f32).collect(out_time=m["K / 8"], out_packet=m["K % 8"])
+    made = CollectTensor._make(collected._spec, None, None, flow=collected.flow)
+    assert [getattr(collected, n) for n in CollectTensor.__slots__] == [getattr(made, n) for n in CollectTensor.__slots__]
+    tagged = collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+    built = type(tagged)._of(tagged._spec, tagged.chain, tagged._state)
+    assert (tagged._spec, tagged.chain, tagged._state) == (built._spec, built.chain, built._state)
+    with pytest.raises(LayoutError) as info:
+        dev.main.begin(object.__new__(DmView))  # a view without a type: refused as spec_of refuses it
+    assert info.value.rule == "NotAView"

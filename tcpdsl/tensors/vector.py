@@ -128,7 +128,9 @@ class PassTensor(TensorBase):
         chain = _chained(before.source, (*before.steps, recorded))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
-        return target._of(spec, chain, step.state)
+        out = object.__new__(target)  # as _of builds it, one call fewer on every method of a pass
+        out._spec, out._chain, out._state = spec, chain, step.state
+        return out
 
     def _binary(self, cls: type[Any], stage: Stage, op: object, operand: object, mode: object) -> Any:
         vc.check_choice(stage, "op", op, vc.OPS[stage])
