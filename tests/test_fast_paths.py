@@ -908,3 +908,40 @@ def test_positions_built_in_place_are_the_ones_their_builders_make() -> None:
     with pytest.raises(LayoutError) as info:
         dev.main.begin(object.__new__(DmView))  # a view without a type: refused as spec_of refuses it
     assert info.value.rule == "NotAView"
+
+
+def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operands() -> None:
+    from tcpdsl.numerics.vector_chain import PassStep
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+
+    def run() -> list[typing.Any]:
+        return list(collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+                    .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+                    .vector_fp_unary(tcp.FpUnaryOp.SQRT).vector_fp_binary(tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0), 2.0)
+                    .vector_widen_concat(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_final()._pass.steps)
+
+    first, again = run(), run()
+    _forget_stage_calls()
+    vector._PASS_STEPS.clear()
+    afresh = run()  # the long way: every step composed and built anew
+    held = [a is b for a, b in zip(first, again)]
+    assert held == [True, True, True, True, False, True, True]  # the binary op's operand is a value made per call
+    assert [a is b for a, b in zip(first, afresh)] == [False] * 7
+    for steps in (again, afresh):
+        for one, other in zip(first, steps):
+            assert [getattr(one, f.name) for f in dataclasses.fields(PassStep) if f.name != "operands"] == [
+                getattr(other, f.name) for f in dataclasses.fields(PassStep) if f.name != "operands"]
+            assert len(one.operands) == len(other.operands)
+    errors = []
+    for _ in range(2):  # a bad call after the good ones, then the long way: the composer refuses it alike
+        with pytest.raises(tcp.TcpError) as info:
+            collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(
+                out_time=m["K / 8"], out_packet=m["K % 8"])
+        errors.append(str(info.value))
+        _forget_stage_calls()
+        vector._PASS_STEPS.clear()
+    assert errors[0] == errors[1] and "vector_narrow_split" in errors[0]

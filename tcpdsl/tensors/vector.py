@@ -19,7 +19,7 @@ whose flow starts from the pass's result.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, overload
+from typing import Any, Final, Generic, overload
 
 import numpy as np
 from typing_extensions import TypeVar
@@ -124,8 +124,7 @@ class PassTensor(TensorBase):
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
         before = self._chain
-        recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
-        chain = _chained(before.source, (*before.steps, recorded))
+        chain = _chained(before.source, (*before.steps, _pass_step(stage, spec, step, record)))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
         out = object.__new__(target)  # as _of builds it, one call fewer on every method of a pass
@@ -191,8 +190,31 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
-    first = filled(PassStep, {"stage": Stage.VECTOR_INIT, "layouts": spec.layouts, "step": step})
-    return VectorInitTensor._of(spec, _chained(source, (first,)), step.state)
+    return VectorInitTensor._of(spec, _chained(source, (_pass_step(Stage.VECTOR_INIT, spec, step, None),)), step.state)
+
+
+# Pass steps by the identity of what they hold (each entry keeps its objects alive, so the ids name them):
+# a method called again on a seen path with the same options records the same immutable step. A step
+# with operands holds values made afresh on every call, so it is built each time.
+_PASS_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], PassStep]] = {}
+_PASS_STEPS_LIMIT: Final = 4096
+
+
+def _pass_step(stage: Stage, spec: Spec, step: vc.VectorStep, record: dict[str, Any] | None) -> PassStep:
+    """The :class:`PassStep` a method records: the stage, the layouts after it, its composed step and what it computes."""
+    if record is None:
+        record = {}
+    elif "operands" in record:
+        return filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **record})
+    held = (spec, step, *record.values())
+    key = (stage, *record, *map(id, held))
+    found = _PASS_STEPS.get(key)
+    if found is None:
+        if len(_PASS_STEPS) >= _PASS_STEPS_LIMIT:
+            _PASS_STEPS.clear()
+        found = _PASS_STEPS[key] = (held, filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step,
+                                                             **record}))
+    return found[1]
 
 
 def _chained(source: PassSource, steps: tuple[PassStep, ...]) -> VectorChain:
