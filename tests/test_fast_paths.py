@@ -905,6 +905,12 @@ def test_positions_built_in_place_are_the_ones_their_builders_make() -> None:
     tagged = collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
     built = type(tagged)._of(tagged._spec, tagged.chain, tagged._state)
     assert (tagged._spec, tagged.chain, tagged._state) == (built._spec, built.chain, built._state)
+    trimmed = collected.commit_trim(out_packet=m["K % 8"])  # a position back._step fills in place
+    view = trimmed.commit(element=m["K"]).view()  # a window _window fills in place
+    for built, cls in ((trimmed, type(trimmed)), (view, DmView)):
+        made = cls._of_flow(built._spec, built.flow)
+        assert type(built) is cls and (built._spec, built.flow) == (made._spec, made.flow)
+    assert view._offset == 0 and view._parent.view()._parent is view._parent
     with pytest.raises(LayoutError) as info:
         dev.main.begin(object.__new__(DmView))  # a view without a type: refused as spec_of refuses it
     assert info.value.rule == "NotAView"
