@@ -951,3 +951,17 @@ def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operan
         _forget_stage_calls()
         vector._PASS_STEPS.clear()
     assert errors[0] == errors[1] and "vector_narrow_split" in errors[0]
+
+
+def test_a_fetch_reads_its_context_from_the_begin_step_as_the_flow_does() -> None:
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    view = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view()
+    dev = tcp.Device()
+    for unit in (dev.main, dev.sub, dev.main):
+        begun = unit.begin(view)
+        assert begun.flow.steps[-1].context == begun.flow.context == unit.unit
+        fetched = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+        expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=m["K / 16"], out_packet=m["K % 16"],
+                                 context=begun.flow.context)
+        assert (fetched._spec.tensor_type, fetched.flow.steps[-1].params) == expected

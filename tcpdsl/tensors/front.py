@@ -37,7 +37,8 @@ class BeginTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
     def fetch(self, *, out_time: object, out_packet: object) -> FetchTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Read the DM partition as ``[OutTime][OutPacket]`` through the sequencer (docs/stage-rules.md §4.2-4.3)."""
         args = {"out_time": out_time, "out_packet": out_packet}
-        return self._advance(FetchTensor, Stage.FETCH, args, context=self._flow.context)  # type: ignore[no-any-return]
+        # The stream's context is its begin step's unit, the last step here (what flow.context finds).
+        return self._advance(FetchTensor, Stage.FETCH, args, context=self._flow.steps[-1].context)  # type: ignore[no-any-return]
 
 
 class FetchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
