@@ -889,7 +889,7 @@ def test_options_built_afresh_on_every_call_are_interned_by_value_and_kept_apart
 
 def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> None:
     from tcpdsl.numerics.flow import Step
-    from tcpdsl.tensors.stream import step_of
+    from tcpdsl.tensors.base import step_of
     from tcpdsl.verify.stage import Stage
     dev = tcp.Device()
     begun = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view())
@@ -908,8 +908,8 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 
 
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
-    from tcpdsl.numerics.flow import Step
-    from tcpdsl.numerics.vector_chain import PassStep, VectorChain
+    from tcpdsl.numerics.flow import Flow, Root, Step
+    from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain
     from tcpdsl.tensors.filled import filled
     from tcpdsl.verify.stage import Stage
     begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
@@ -926,6 +926,10 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
         (PassStep, {f.name: getattr(recorded, f.name) for f in dataclasses.fields(PassStep)}),
         (VectorChain, {"source": passed.chain.source}),
         (VectorChain, {"source": passed.chain.source, "steps": passed.chain.steps}),
+        (Flow, {"root": begun.flow.root, "steps": begun.flow.steps}),
+        (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)}),
+        (Root, {f.name: getattr(begun.flow.root, f.name) for f in dataclasses.fields(Root)[:5]}),
+        (PassSource, {f.name: getattr(passed.chain.source, f.name) for f in dataclasses.fields(PassSource)}),
     ]
     assert recorded.operands and recorded.mode is not None  # a step with every field set
     for cls, given in cases:
@@ -941,7 +945,31 @@ def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds()
         with pytest.raises(dataclasses.FrozenInstanceError):
             setattr(fast, next(iter(given)), None)
     with pytest.raises(TypeError):
-        filled(tcp.Topology, {})  # a __post_init__ would be skipped: refused
+        filled(tcp.Topology, {})
+    # A stage call made again: its step copied with a fresh serial, and the flow one step further, field by
+    # field as the constructors build them.
+    view = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view()
+    unit = tcp.Device().main
+    unit.begin(view)
+    again = unit.begin(view)
+    step, flow = again.flow.steps[-1], again.flow
+    copied = {f.name: getattr(step, f.name) for f in dataclasses.fields(Step) if f.name != "serial"}
+    for fast, built in ((step, Step(**copied)), (flow, view.flow.then(step))):
+        assert type(fast) is type(built) and sorted(vars(fast)) == sorted(vars(built))
+        for name in vars(built):
+            if name == "serial":
+                assert fast.serial < built.serial  # fresh, from the constructor's count
+            elif name == "cache":
+                assert fast.cache == built.cache == {} and fast.cache is not built.cache
+            else:
+                assert getattr(fast, name) is getattr(built, name) or getattr(fast, name) == getattr(built, name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.serial = 0  # type: ignore[misc]
+    assert step.serial < flow.serial  # the step is numbered first, as flow.then(step_of(...)) numbers them
+    # A pass one method further: the chain as its constructor builds it.
+    chain, built = passed.chain, VectorChain(passed.chain.source, passed.chain.steps)
+    assert sorted(vars(chain)) == sorted(vars(built)) and chain.cache == {} and chain.cache is not built.cache
+    assert (chain.source, chain.steps) == (built.source, built.steps)
 
 
 def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
@@ -956,3 +984,192 @@ def test_an_unhashable_option_is_refused_by_its_rule_not_by_the_memo() -> None:
         with pytest.raises(LayoutError) as info:
             narrowed.vector_fp_ternary(fma, [1.0, 2.0])  # type: ignore[arg-type]
         assert info.value.rule == "Operand" and "got a list where a pair of operands is due" in str(info.value)
+
+
+# -- a stage call recorded again: the remembered type and a copy of its step -----------------------------
+
+
+def _forget_stage_calls() -> None:
+    """Drop every spec's remembered stage calls, so that the next calls compose and build their steps anew."""
+    from tcpdsl.tensors.subscription import _SPECS
+    for spec in _SPECS.values():
+        for memo in (spec._steps, spec._calls, spec._stamps):
+            memo.clear()
+
+
+def _recorded_chain(unit: typing.Any, x: typing.Any) -> typing.Any:
+    """Every stage that records a step through ``TensorBase._recorded``: begin, fetch, fetch_cast, collect,
+    cast, commit_trim, commit_cast_relu, commit, commit_view and a DMA into a write view."""
+    stream = (unit.begin(x.view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+              .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+    relu = stream.commit_trim(out_packet=m["K % 8"]).commit_cast_relu(tcp.bf16).commit(element=m["K"])
+    cast = stream.cast(tcp.bf16, out_packet=m["K % 8 # 16"]).commit_trim(out_packet=m["K % 8"])
+    return cast.commit_view(relu.view_mut()).view().to_dm_view(relu.view_mut())
+
+
+def _written_steps(tensor: typing.Any) -> list[typing.Any]:
+    """The steps of every flow written into ``tensor``, the last write first, then those of the flow it began as."""
+    from tcpdsl.numerics.flow import Written
+    steps, flow = [], tensor.flow
+    while isinstance(flow.root.source, Written):
+        steps += flow.root.source.written.steps
+        flow = flow.root.source.parent
+    return steps + list(flow.steps)
+
+
+def _fields(step: typing.Any) -> list[typing.Any]:
+    return [getattr(step, f.name) for f in dataclasses.fields(step) if f.name != "serial"]
+
+
+def test_a_recorded_call_made_again_copies_its_step_with_a_fresh_serial() -> None:
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    first = _written_steps(_recorded_chain(dev.main, x))
+    again = _written_steps(_recorded_chain(dev.main, x))
+    _forget_stage_calls()
+    afresh = _written_steps(_recorded_chain(dev.main, x))  # the long way: composed and built anew
+    stages = [step.stage for step in first]
+    assert stages == ["to_dm_view", "begin", "fetch", "fetch_cast", "collect", "cast", "commit_trim", "commit_view",
+                      "begin", "fetch", "fetch_cast", "collect", "commit_trim", "commit_cast_relu", "commit"]
+    assert [_fields(s) for s in first] == [_fields(s) for s in again] == [_fields(s) for s in afresh]
+    assert all(a is not b for a, b in zip(first, again))  # a copy per call, never the remembered step itself
+    serials = [{step.serial for step in steps} for steps in (first, again, afresh)]  # both writes share the stream
+    assert max(serials[0]) < min(serials[1]) and max(serials[1]) < min(serials[2])
+    # Within a call the stream's steps keep their call order (the traces order by serial).
+    stream = [step for step in again if step.stage in ("begin", "fetch", "fetch_cast", "collect")][:4]
+    assert [s.serial for s in stream] == sorted(s.serial for s in stream)
+
+
+def test_a_recorded_call_keeps_the_unit_apart_and_refuses_a_bad_call_after_a_good_one() -> None:
+    dev = tcp.Device()
+    x = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"]))
+    for _ in range(2):
+        main = dev.main.begin(x.view())
+        sub = dev.sub.begin(x.view())  # the same view type and arguments, another unit
+        assert (main.flow.steps[-1].context, sub.flow.steps[-1].context) == ("main", "sub")
+        trimmed = {unit: begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                   .collect(out_time=m["K / 8"], out_packet=m["K % 8"]).commit_trim(out_packet=m["K % 8"])
+                   for unit, begun in (("main", main), ("sub", sub))}
+        assert trimmed["main"].commit_cast(tcp.bf16).flow.steps[-1].dtype == "bf16"
+        errors = []
+        for forget in (False, True):  # remembered, then the long way
+            if forget:
+                _forget_stage_calls()
+            with pytest.raises(tcp.TcpError) as info:
+                trimmed["sub"].commit_cast(tcp.bf16)  # the commit adapter casts in the main context only
+            errors.append((info.value.stage, info.value.rule, str(info.value)))
+        assert errors[0] == errors[1] and errors[0][:2] == ("commit_cast", "MainOnly")
+        with pytest.raises(LayoutError) as bad:
+            main.fetch(out_time=m["K / 16"], out_packet=m["K % 8"])  # after the good fetch above
+        assert bad.value.rule == "Unread"
+
+
+def test_mapping_arguments_are_taken_as_given_and_remembered_by_name() -> None:
+    from tcpdsl.algebra import clear_caches
+    from tcpdsl.tensors.base import TensorBase
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    time, packet = m["K / 16"], m["K % 16"]
+    given = TensorBase._mappings(Stage.FETCH, out_time=time, out_packet=packet)  # mappings: as given
+    assert given == {"out_time": time, "out_packet": packet}
+    assert TensorBase._mappings(Stage.FETCH, out_time="K / 16", out_packet="K % 16") == given  # text: resolved here
+    tt = begun._spec.tensor_type
+    for _ in range(2):
+        for out_time, out_packet in ((time, packet), (packet, time)):  # both valid, two different types
+            expected = compose_stage(Stage.FETCH, tt, out_time=out_time, out_packet=out_packet, context="main")
+            for arguments in ({"out_time": out_time, "out_packet": out_packet},
+                              {"out_packet": out_packet, "out_time": out_time}):  # either order of the keywords
+                spec, params = begun._compose(Stage.FETCH, arguments, context="main")
+                assert (spec.tensor_type, params) == expected
+        clear_caches()  # new mapping objects equal to these: the structural path answers, by name
+        time, packet = tcp.parse("K / 16", {"K": 32}), tcp.parse("K % 16", {"K": 32})
+
+
+def test_a_recorded_call_reads_text_arguments_as_the_long_way_does() -> None:
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    given = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    for _ in range(2):
+        text = begun.fetch(out_time="K / 16", out_packet="K % 16")  # resolved in this frame, then remembered
+        assert text._spec is given._spec and _fields(text.flow.steps[-1]) == _fields(given.flow.steps[-1])
+        K = tcp.axis("K", 64)  # noqa: N806  (a local axis of another size shadows the module's for text)
+        with pytest.raises(LayoutError) as info:
+            begun.fetch(out_time="K / 16", out_packet="K % 16")
+        assert K.size == 64 and info.value.rule == "AxisSizeConflict"
+        del K
+
+
+def test_positions_built_in_place_are_the_ones_their_builders_make() -> None:
+    from tcpdsl.tensors.sources import CollectTensor
+    from tcpdsl.tensors.memory import DmView
+    dev = tcp.Device()
+    fetched = dev.main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                    m["Q / 8, K"])).view()).fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    collected = fetched.fetch_cast(tcp.f32).collect(out_time=m["K / 8"], out_packet=m["K % 8"])
+    made = CollectTensor._make(collected._spec, None, None, flow=collected.flow)
+    assert [getattr(collected, n) for n in CollectTensor.__slots__] == [getattr(made, n) for n in CollectTensor.__slots__]
+    tagged = collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+    built = type(tagged)._of(tagged._spec, tagged.chain, tagged._state)
+    assert (tagged._spec, tagged.chain, tagged._state) == (built._spec, built.chain, built._state)
+    trimmed = collected.commit_trim(out_packet=m["K % 8"])  # a position back._step fills in place
+    view = trimmed.commit(element=m["K"]).view()  # a window _window fills in place
+    for built, cls in ((trimmed, type(trimmed)), (view, DmView)):
+        made = cls._of_flow(built._spec, built.flow)
+        assert type(built) is cls and (built._spec, built.flow) == (made._spec, made.flow)
+    assert view._offset == 0 and view._parent.view()._parent is view._parent
+    with pytest.raises(LayoutError) as info:
+        dev.main.begin(object.__new__(DmView))  # a view without a type: refused as spec_of refuses it
+    assert info.value.rule == "NotAView"
+
+
+def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operands() -> None:
+    from tcpdsl.numerics.vector_chain import PassStep
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+
+    def run() -> list[typing.Any]:
+        return list(collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+                    .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+                    .vector_fp_unary(tcp.FpUnaryOp.SQRT).vector_fp_binary(tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0), 2.0)
+                    .vector_widen_concat(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_final()._pass.steps)
+
+    first, again = run(), run()
+    _forget_stage_calls()
+    vector._PASS_STEPS.clear()
+    afresh = run()  # the long way: every step composed and built anew
+    held = [a is b for a, b in zip(first, again)]
+    assert held == [True, True, True, True, False, True, True]  # the binary op's operand is a value made per call
+    assert [a is b for a, b in zip(first, afresh)] == [False] * 7
+    for steps in (again, afresh):
+        for one, other in zip(first, steps):
+            assert [getattr(one, f.name) for f in dataclasses.fields(PassStep) if f.name != "operands"] == [
+                getattr(other, f.name) for f in dataclasses.fields(PassStep) if f.name != "operands"]
+            assert len(one.operands) == len(other.operands)
+    errors = []
+    for _ in range(2):  # a bad call after the good ones, then the long way: the composer refuses it alike
+        with pytest.raises(tcp.TcpError) as info:
+            collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO).vector_narrow_split(
+                out_time=m["K / 8"], out_packet=m["K % 8"])
+        errors.append(str(info.value))
+        _forget_stage_calls()
+        vector._PASS_STEPS.clear()
+    assert errors[0] == errors[1] and "vector_narrow_split" in errors[0]
+
+
+def test_a_fetch_reads_its_context_from_the_begin_step_as_the_flow_does() -> None:
+    from tcpdsl.verify.stage import Stage
+    from tcpdsl.verify.stages import compose_stage
+    view = Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)), m["Q / 8, K"])).view()
+    dev = tcp.Device()
+    for unit in (dev.main, dev.sub, dev.main):
+        begun = unit.begin(view)
+        assert begun.flow.steps[-1].context == begun.flow.context == unit.unit
+        fetched = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+        expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=m["K / 16"], out_packet=m["K % 16"],
+                                 context=begun.flow.context)
+        assert (fetched._spec.tensor_type, fetched.flow.steps[-1].params) == expected

@@ -15,8 +15,8 @@ from tcpdsl.numerics.flow import Flow
 from tcpdsl.numerics.scalars import Scalar
 from tcpdsl.tensors.base import ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, unspecialised
 from tcpdsl.tensors.memory import DmTensor, DmViewMut, VrfTensor
-from tcpdsl.tensors.stream import FlowTensor, step_of
-from tcpdsl.tensors.subscription import Spec, dtype_name, spec_of
+from tcpdsl.tensors.stream import FlowTensor
+from tcpdsl.tensors.subscription import dtype_name, spec_of
 from tcpdsl.verify.families import CAST, COMMIT_CAST, COMMIT_TRIM, TRANSPOSE
 from tcpdsl.verify.stage import Stage
 
@@ -63,8 +63,7 @@ class _Committing(FlowTensor):
     __slots__ = ()
 
     def _commit(self, element: object) -> Any:
-        args = self._mappings(Stage.COMMIT, element=element)
-        return self._advance(DmTensor, Stage.COMMIT, args, context=self._flow.context)
+        return self._advance(DmTensor, Stage.COMMIT, {"element": element}, context=self._flow.context)
 
     def _commit_view(self, dst: object) -> Any:
         spec = spec_of(dst)
@@ -74,8 +73,8 @@ class _Committing(FlowTensor):
                 f"commit_view writes into a write view of a DM tensor, got a {type(dst).__name__}",
                 hint="pass dm.view_mut() or a tile of it",
             )
-        out, params = self._compose(Stage.COMMIT_VIEW, {}, spec, context=self._flow.context)
-        return dst._write(self._flow.then(step_of(Stage.COMMIT_VIEW, out, params)))
+        _, written = self._recorded(self._flow, Stage.COMMIT_VIEW, {}, (spec,), {"context": self._flow.context})
+        return dst._write(written)
 
 
 class CommitTrimTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
@@ -97,8 +96,8 @@ class CommitTrimTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 
     def _adapter(self, stage: Stage, dtype: object, relu: bool) -> Any:
         target = dtype_name(stage, dtype)
-        spec, written = self._compose(stage, {}, dtype=target, context=self._flow.context)
-        return CommitCastTensor._of_flow(spec, self._flow.then(step_of(stage, spec, written, relu=relu)))
+        others = {"dtype": target, "context": self._flow.context}
+        return CommitCastTensor._of_flow(*self._recorded(self._flow, stage, {}, (), others, relu=relu))
 
     def commit(self, *, element: object) -> DmTensor[D, ChipT, ClusterT, SliceT, Any]:
         """Write the stream into a new DM tensor with Element ``element`` (docs/stage-rules.md §4.8)."""
@@ -131,31 +130,27 @@ class CommitCastTensor(_Committing, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
 def cast(src: TensorBase, flow: Flow, dtype: object, out_packet: object) -> Any:
     """``cast(D, out_packet=)`` on a collected stream or a contraction result (docs/stage-rules.md §4.7)."""
     target = dtype_name(Stage.CAST, dtype)
-    args = src._mappings(Stage.CAST, out_packet=out_packet)
-    return _step(src, flow, CastTensor, Stage.CAST, args, dtype=target)
+    return _step(src, flow, CastTensor, Stage.CAST, {"out_packet": out_packet}, dtype=target)
 
 
 def transpose(src: TensorBase, flow: Flow, out_time: object, out_packet: object) -> Any:
     """``transpose(out_time=, out_packet=)`` on a collected stream, a contraction result or a cast (§5.2). The
     step keeps the layouts before and after it: the simulator runs the engine's matrix on them."""
-    args = src._mappings(Stage.TRANSPOSE, out_time=out_time, out_packet=out_packet)
-    spec, params = src._compose(Stage.TRANSPOSE, args)
-    return TransposeTensor._of_flow(spec, flow.then(step_of(Stage.TRANSPOSE, spec, params, source=src._spec)))
+    args = {"out_time": out_time, "out_packet": out_packet}
+    return TransposeTensor._of_flow(*src._recorded(flow, Stage.TRANSPOSE, args, source=True))
 
 
 def trim(src: TensorBase, flow: Flow, out_packet: object) -> Any:
     """``commit_trim(out_packet=)`` on any stream that may be committed (docs/stage-rules.md §4.8)."""
-    args = src._mappings(Stage.COMMIT_TRIM, out_packet=out_packet)
-    return _step(src, flow, CommitTrimTensor, Stage.COMMIT_TRIM, args)
+    return _step(src, flow, CommitTrimTensor, Stage.COMMIT_TRIM, {"out_packet": out_packet})
 
 
 def to_vrf(src: TensorBase, flow: Flow, element: object) -> Any:
     """``to_vrf(element=)``: store a collected stream into the vector register file (docs/stage-rules.md §4.6)."""
-    args = src._mappings(Stage.TO_VRF, element=element)
-    return _step(src, flow, VrfTensor, Stage.TO_VRF, args)
+    return _step(src, flow, VrfTensor, Stage.TO_VRF, {"element": element})
 
 
 def _step(src: TensorBase, flow: Flow, cls: type[FlowTensor], stage: Stage, args: dict[str, Any], **others: Any) -> Any:
-    spec, params = src._compose(stage, args, **others)
-    assert isinstance(spec, Spec)
-    return cls._of_flow(spec, flow.then(step_of(stage, spec, params)))
+    out = object.__new__(cls)  # as _of_flow builds it, one call fewer on every cast, commit_trim and to_vrf
+    out._spec, out._flow = src._recorded(flow, stage, args, (), others)
+    return out

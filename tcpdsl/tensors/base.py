@@ -27,10 +27,12 @@ from tcpdsl.algebra import Mapping, StructKey
 from tcpdsl.errors import LayoutError
 from tcpdsl.frames import user_frame
 from tcpdsl.numerics.fit import check_fit
+from tcpdsl.numerics.flow import Flow, Step
 from tcpdsl.numerics.kept import freeze
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.scalars import Scalar, cast
 from tcpdsl.pictures import tensor_svg
+from tcpdsl.tensors.filled import FLOW_SERIAL, STEP_SERIAL, filled
 from tcpdsl.tensors.subscription import Same, Spec, Subscriptable, as_mapping, spec_for
 from tcpdsl.verify.families import TensorType
 from tcpdsl.verify.stage import Stage
@@ -73,6 +75,18 @@ def unspecialised(name: str) -> LayoutError:
     )
 
 
+def step_of(
+    stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
+) -> Step:
+    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
+    with ``source``, the receiver's type, the layouts before and after it too."""
+    return filled(Step, {
+        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
+        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
+        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
+    })
+
+
 def lay_out_logical(spec: Spec, tensor: object, stage: str) -> Tensor:
     """Check ``tensor`` against a source layout and cast it to the dtype."""
     if not isinstance(tensor, Tensor):
@@ -111,8 +125,13 @@ class TensorBase(Subscriptable):
 
     @staticmethod
     def _mappings(stage: Stage, **arguments: object) -> dict[str, Mapping]:
-        """A stage call's mapping arguments, read in the order of its row of the stage table; text
-        resolves in the scope of the user's code that made the call."""
+        """A stage call's mapping arguments by name; text resolves in the scope of the user's code that
+        made the call. Mappings already (the usual call) are the arguments as given."""
+        for value in arguments.values():
+            if not isinstance(value, Mapping):
+                break
+        else:
+            return arguments  # type: ignore[return-value]
         row = STAGES[stage]
         ready: dict[str, Mapping] = {}
         for name in row.mappings:
@@ -138,7 +157,7 @@ class TensorBase(Subscriptable):
         found = spec._calls.get(call)
         if found is not None:
             return found[1]
-        key = (stage, *map(Same, operands), *map(StructKey, mappings.values()))
+        key = (stage, *mappings, *map(Same, operands), *map(StructKey, mappings.values()))
         if others:
             key += tuple(StructKey(v) if isinstance(v, Mapping) else v for v in others.values())
 
@@ -152,6 +171,47 @@ class TensorBase(Subscriptable):
             result, params = compose()
             return spec_for(result), params
         return spec.remember_call(call, held, spec.step(key, compose))
+
+    def _recorded(self, flow: Flow, stage: Stage, mappings: dict[str, Any], operands: tuple[Spec, ...] = (),
+                  others: dict[str, Any] | None = None, unit: str | None = None, relu: bool = False,
+                  source: bool = False) -> tuple[Spec, Flow]:
+        """Compose a stage call on this tensor (:meth:`_compose`) and record its step on ``flow``: the result
+        type and ``flow`` one stage further. ``mappings`` are the call's mapping arguments as given: text
+        (or a left-out optional) is read by :meth:`_mappings`. ``unit`` names the context a stream begins in, ``relu`` is the
+        commit adapter's clamp, and ``source`` keeps this tensor's layouts in the step (:func:`step_of`).
+
+        Every field of the step but its serial is a function of the call, so a call made before with the
+        same argument objects records a copy of that step with a fresh serial. The copy and the flow are
+        written field by field, as ``tensors.filled`` does (the step is numbered before the flow, as
+        ``flow.then(step_of(...))`` numbers them)."""
+        for value in mappings.values():
+            if not isinstance(value, Mapping):
+                mappings = self._mappings(stage, **mappings)
+                break
+        spec = self._spec
+        if others is None:
+            others = {}
+        held = (*mappings.values(), *operands, *others.values())
+        call = (stage, *mappings, *others, *map(id, held), unit, relu, source)
+        found = spec._stamps.get(call)
+        if found is None:
+            out, params = self._compose(stage, mappings, *operands, **others)
+            step = step_of(stage, out, params, unit, relu, spec if source else None)
+            if call[:-3] in spec._calls:  # the composer kept the call by identity: its options are hashable
+                spec.remember_stamp(call, held, (out, step))
+        else:
+            out, template = found[1]
+            step = object.__new__(Step)
+            fields = step.__dict__
+            fields.update(template.__dict__)
+            fields["serial"] = STEP_SERIAL()
+        extended = object.__new__(Flow)
+        fields = extended.__dict__
+        fields["root"] = flow.root
+        fields["steps"] = (*flow.steps, step)
+        fields["cache"] = {}
+        fields["serial"] = FLOW_SERIAL()
+        return out, extended
 
     @staticmethod
     def __tcp_build__(spec: Spec, *args: object) -> Any:

@@ -9,7 +9,7 @@ from tcpdsl.tensors.base import ChipT, ClusterT, D, SliceT
 from tcpdsl.tensors.context import Topology, TuContext
 from tcpdsl.tensors.front import BeginTensor
 from tcpdsl.tensors.memory import DmView
-from tcpdsl.tensors.subscription import spec_of
+from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
 __all__ = ["Device", "TensorUnit", "Topology", "TuContext"]
@@ -20,8 +20,7 @@ class TensorUnit(TuContext):
 
     def begin(self, view: DmView[D, ChipT, ClusterT, SliceT, Any], /) -> BeginTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Begin a stream on a DM view: one packet of the view's Element per slice (docs/stage-rules.md §4.3)."""
-        spec = spec_of(view)
-        if not isinstance(view, DmView) or spec is None:
+        if not isinstance(view, DmView) or not isinstance(getattr(view, "_spec", None), Spec):  # spec_of, for a DmView
             raise LayoutError(
                 Stage.BEGIN, "NotAView", f"begin takes a view of a DM tensor, got {type(view).__name__}",
                 hint="begin on dm.view() or on a tile of it",

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import MISSING, fields, is_dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
+
+from tcpdsl.numerics.flow import Flow, Step
 
 T = TypeVar("T")
 
@@ -36,6 +38,20 @@ def filled(cls: type[T], values: dict[str, object]) -> T:
         if name not in values:
             state[name] = factory()
     return out  # type: ignore[no-any-return]
+
+
+def _serial(cls: type) -> Callable[[], int]:
+    """The default factory of ``cls``'s ``serial`` field: the count steps and flows are numbered by."""
+    factory = next(f.default_factory for f in fields(cls) if f.name == "serial")
+    assert callable(factory)
+    return factory
+
+
+# What a stage call on a seen path numbers the step and the flow it builds field by field with
+# (TensorBase._recorded): the generic path's plan lookup and loops cost as much as the constructor
+# on records this small.
+STEP_SERIAL: Final = _serial(Step)
+FLOW_SERIAL: Final = _serial(Flow)
 
 
 def _plan(cls: type) -> _Plan:

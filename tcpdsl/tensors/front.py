@@ -36,8 +36,9 @@ class BeginTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT
 
     def fetch(self, *, out_time: object, out_packet: object) -> FetchTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Read the DM partition as ``[OutTime][OutPacket]`` through the sequencer (docs/stage-rules.md §4.2-4.3)."""
-        args = self._mappings(Stage.FETCH, out_time=out_time, out_packet=out_packet)
-        return self._advance(FetchTensor, Stage.FETCH, args, context=self._flow.context)  # type: ignore[no-any-return]
+        args = {"out_time": out_time, "out_packet": out_packet}
+        # The stream's context is its begin step's unit, the last step here (what flow.context finds).
+        return self._advance(FetchTensor, Stage.FETCH, args, context=self._flow.steps[-1].context)  # type: ignore[no-any-return]
 
 
 class FetchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, PacketT]):
@@ -88,9 +89,8 @@ class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
 
 def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
-    args = src._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
-    spec, params = src._compose(Stage.COLLECT, args)
-    return CollectTensor._collected(spec, src.flow, params)
+    return CollectTensor._collected(*src._recorded(src.flow, Stage.COLLECT, {"out_time": out_time,
+                                                                             "out_packet": out_packet}))
 
 
 def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:

@@ -16,7 +16,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root, Window
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
-from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, step_of, window_flow, written_flow
+from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, window_flow, written_flow
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
@@ -26,9 +26,12 @@ from tcpdsl.verify.stage import Stage
 def _as(tensor: FlowTensor, family: Family) -> Spec:
     """The tensor's type as one of its views' families (the same layouts), remembered per type like a
     stage call, so that the stages called on the view find their own remembered answers."""
-    tt = tensor._spec.tensor_type
-    spec, _ = tensor._spec.step(("view as", family.name), lambda: (check_type(family, tt.dtypes, tt.layouts), None))
-    return spec
+    key, spec = ("view as", family.name), tensor._spec
+    found = spec._steps.get(key)  # read first: a view on a seen type builds no composer
+    if found is None:
+        tt = spec.tensor_type
+        found = spec.step(key, lambda: (check_type(family, tt.dtypes, tt.layouts), None))
+    return found[0]
 
 
 class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
@@ -49,13 +52,11 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
 
     def to_dm(self, *, cluster: object = None, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move to a new DM layout within each slice; Chip, Cluster and Slice keep their sizes (§4.1)."""
-        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
-        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+        return self._advance(DmTensor, Stage.TO_DM, {"cluster": cluster, "slice": slice, "element": element})  # type: ignore[no-any-return]
 
     def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
         """A DMA move into HBM as ``[Chip, Element]`` (docs/stage-rules.md §4.1)."""
-        args = self._mappings(Stage.TO_HBM, element=element)
-        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
+        return self._advance(HbmTensor, Stage.TO_HBM, {"element": element})  # type: ignore[no-any-return]
 
     def reshape(self, *, chip: object, cluster: object, slice: object, element: object) -> DmTensor[D, Any, Any, Any, Any]:
         """The same bytes under other layouts of the same sizes (docs/stage-rules.md §4.1, ``Preserve``)."""
@@ -67,7 +68,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
             return buffer_of(parent, name)
 
         # To an independent check the reshape is a window of the whole tensor, read under the new layouts.
-        whole = Window(parent, self._spec.layout("Element").size, 0)
+        whole = Window(parent, self._spec.element, 0)
         flow = Flow(Root(mapping, spec.tensor_type.dtype, terms, (),
                          lambda name: get_evaluator(name).flow_read(parent, mapping, terms), physical, source=whole))
         return DmTensor._of_flow(spec, flow)  # type: ignore[no-any-return]
@@ -107,13 +108,11 @@ class HbmTensor(FlowTensor, Generic[D, ChipT, ElementT]):
 
     def to_dm(self, *, cluster: object, slice: object, element: object) -> DmTensor[D, ChipT, Any, Any, Any]:
         """A DMA move into DM, choosing the Cluster and Slice distribution (docs/stage-rules.md §4.1)."""
-        args = self._mappings(Stage.TO_DM, cluster=cluster, slice=slice, element=element)
-        return self._advance(DmTensor, Stage.TO_DM, args)  # type: ignore[no-any-return]
+        return self._advance(DmTensor, Stage.TO_DM, {"cluster": cluster, "slice": slice, "element": element})  # type: ignore[no-any-return]
 
     def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
         """A DMA move to a new HBM layout, or a broadcast over axes the source lacks (§4.1)."""
-        args = self._mappings(Stage.TO_HBM, element=element)
-        return self._advance(HbmTensor, Stage.TO_HBM, args)  # type: ignore[no-any-return]
+        return self._advance(HbmTensor, Stage.TO_HBM, {"element": element})  # type: ignore[no-any-return]
 
 
 class _View(FlowTensor):
@@ -125,7 +124,8 @@ class _View(FlowTensor):
 
     @classmethod
     def _window(cls, spec: Spec, parent: FlowTensor, offset: int) -> Any:
-        out = cls._of_flow(spec, window_flow(parent._flow, parent._spec.layout("Element").size, spec, offset))
+        out = object.__new__(cls)  # as _of_flow builds it, one call fewer on every view and tile
+        out._spec, out._flow = spec, window_flow(parent._flow, parent._spec.element, spec, offset)
         out._parent = parent
         out._offset = offset
         return out
@@ -147,13 +147,13 @@ class _View(FlowTensor):
         if not isinstance(dst, kind) or spec is None:
             raise LayoutError(stage, "NotAWriteView", f"{stage} writes into a write view, got a {type(dst).__name__}",
                               hint="pass dm.view_mut(), hbm.view_mut() or a tile of one")
-        out, params = self._compose(stage, {}, spec)
-        return dst._write(self._flow.then(step_of(stage, out, params)))
+        _, written = self._recorded(self._flow, stage, {}, (spec,))
+        return dst._write(written)
 
     def _write(self, written: Flow) -> Any:
         """Write a flow that ends on this window into the tensor; the tensor's other cells stay."""
         parent = self._parent
-        parent._flow = written_flow(parent._flow, written, parent._spec.layout("Element").size, self._offset)
+        parent._flow = written_flow(parent._flow, written, parent._spec.element, self._offset)
         return parent
 
 

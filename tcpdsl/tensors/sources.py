@@ -18,7 +18,7 @@ from tcpdsl.numerics.flow import Flow
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.tensors.memory import VrfTensor
-from tcpdsl.tensors.stream import root_of, step_of
+from tcpdsl.tensors.stream import root_of
 from tcpdsl.tensors.context import TuContext
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
@@ -30,7 +30,6 @@ from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
 from tcpdsl.verify.device import check_placement
 from tcpdsl.verify.families import COLLECT, TRF
-from tcpdsl.verify.collect import CollectParams
 from tcpdsl.verify.params import TrfParams
 from tcpdsl.verify.stage import Stage
 
@@ -125,9 +124,12 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
         return CollectTensor._make(spec, lay_out_logical(spec, tensor, "CollectTensor"), context)
 
     @classmethod
-    def _collected(cls, spec: Spec, flow: Flow, params: CollectParams) -> Any:
-        """The stream ``collect`` produced (docs/stage-rules.md §4.5)."""
-        return cls._make(spec, None, None, flow=flow.then(step_of(Stage.COLLECT, spec, params)))
+    def _collected(cls, spec: Spec, flow: Flow) -> Any:
+        """The stream ``collect`` produced, ``flow`` ending on its step (docs/stage-rules.md §4.5): what
+        ``_make(spec, None, None, flow=flow)`` builds, one call fewer on every collect."""
+        out = object.__new__(cls)
+        out._spec, out._held, out._flow, out._context, out._trf_params = spec, None, flow, None, None
+        return out
 
     def transpose(self, *, out_time: object, out_packet: object) -> TransposeTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Transpose the matrix held in the innermost time steps and the packet (docs/stage-rules.md §5.2)."""
@@ -177,9 +179,13 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Load this stream into the tensor register file as ``[Lane, Element]`` (docs/stage-rules.md §2.4)."""
         args = self._mappings(Stage.TO_TRF, lane=lane, element=element)
-        spec, params = self._compose(Stage.TO_TRF, args)
         # A stream collected from memory keeps its load as a flow: the schedule draws it (docs/trace.md).
-        load = self._flow.then(step_of(Stage.TO_TRF, spec, params)) if self._flow is not None else None
+        load = None
+        if self._flow is None:
+            spec, params = self._compose(Stage.TO_TRF, args)
+        else:
+            spec, load = self._recorded(self._flow, Stage.TO_TRF, args)
+            params = load.steps[-1].params
         trf: TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any] = TrfTensor._make(spec, self._tensor, self._context, params,
                                                                               flow=load)
         return trf

@@ -14,25 +14,13 @@ from typing import Any
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Buffer, Flow, Root, Step, Window, Written
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.filled import filled
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
-
-
-def step_of(
-    stage: Stage, spec: Spec, params: object, unit: str | None = None, relu: bool = False, source: Spec | None = None
-) -> Step:
-    """The step a stage call records: the new position's mapping, dtype and packet count, and the parameters;
-    with ``source``, the receiver's type, the layouts before and after it too."""
-    return filled(Step, {
-        "stage": stage, "mapping": spec.mapping, "dtype": spec.dtype, "params": params, "context": unit,
-        "packets": spec.packets, "layout": spec.layout_text, "relu": relu,
-        "source": source.layouts if source is not None else (), "layouts": spec.layouts,
-    })
 
 
 def flow_cost(flow: Flow) -> KernelCost:
@@ -57,13 +45,13 @@ def buffer_of(flow: Flow, name: str) -> Buffer:
 def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
     """The flow of a window (a tile, a padded view) over ``spec`` of ``parent``, whose Element has ``element``
     cells, ``offset`` of them in."""
-    dtype = spec.tensor_type.dtype
+    dtype, mapping = spec.dtype, spec.mapping
 
     def physical(name: str) -> Buffer:
-        return window(buffer_of(parent, name), element, offset, spec.mapping, dtype)
+        return window(buffer_of(parent, name), element, offset, mapping, dtype)
 
     # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
-    whole = offset == 0 and spec.mapping == parent.mapping
+    whole = offset == 0 and mapping == parent.mapping
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
 
     def logical(name: str) -> Array:
@@ -71,10 +59,12 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         # fused one without laying the tensor out; docs/runtime.md §4).
         if whole:
             return get_evaluator(name).flow_logical(parent)
-        return get_evaluator(name).flow_window(parent, element, offset, spec.mapping, terms, dtype)
+        return get_evaluator(name).flow_window(parent, element, offset, mapping, terms, dtype)
 
-    return Flow(Root(spec.mapping, dtype, terms, fixed, logical, physical,
-                     source=parent if whole else Window(parent, element, offset)))
+    # Built without the dataclass constructors (tensors.filled): a kernel takes a view per stream it begins.
+    root = filled(Root, {"mapping": mapping, "dtype": dtype, "terms": terms, "fixed": fixed, "logical": logical,
+                         "physical": physical, "source": parent if whole else Window(parent, element, offset)})
+    return filled(Flow, {"root": root, "steps": ()})
 
 
 def settled(flow: Flow) -> Flow:
@@ -143,8 +133,9 @@ class FlowTensor(TensorBase):
                  unit: str | None = None, **others: Any) -> Any:
         """The next position: compose the stage's row (``others`` are its options and carried values),
         then record the step on the flow; ``unit`` names the tensor-unit context a stream begins in."""
-        spec, params = self._compose(stage, mappings, *operands, **others)
-        return cls._of_flow(spec, self._flow.then(step_of(stage, spec, params, unit, source=self._spec)))
+        out = object.__new__(cls)  # as _of_flow builds it, one call fewer on every stage call
+        out._spec, out._flow = self._recorded(self._flow, stage, mappings, operands, others, unit, source=True)
+        return out
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar
 from tcpdsl.algebra import Mapping, Symbol, Digit, logical_terms, pairs, parse
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.frames import user_frame
+from tcpdsl.numerics.flow import Step
 from tcpdsl.numerics.scalars import Scalar, scalar
 from tcpdsl.verify.families import Family, TensorType, check_type
 
@@ -44,6 +45,11 @@ class Spec:
     )
     # The same answers by the identity of the arguments (see :meth:`remember_call`).
     _calls: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, object]]] = field(
+        default_factory=dict, init=False, compare=False, hash=False, repr=False
+    )
+    # The stage calls recorded on a flow from this type, by the identity of their arguments: the result
+    # type and the step (TensorBase._recorded).
+    _stamps: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, Step]]] = field(
         default_factory=dict, init=False, compare=False, hash=False, repr=False
     )
 
@@ -87,6 +93,13 @@ class Spec:
         self._calls[call] = (held, found)
         return found
 
+    def remember_stamp(self, call: tuple[object, ...], held: tuple[object, ...], found: tuple[Spec, Step]) -> None:
+        """Keep a recorded call's result type and step under ``call``, a key naming the arguments ``held``
+        by their ``id`` (kept alive with it, as in :meth:`remember_call`)."""
+        if len(self._stamps) >= _STEPS_PER_SPEC:
+            self._stamps.clear()
+        self._stamps[call] = (held, found)
+
     @cached_property
     def mapping(self) -> Mapping:
         """The whole physical layout: the layout parameters paired, outermost first."""
@@ -97,6 +110,11 @@ class Spec:
         """How many packets a stream position of this type passes: its Time size (1 without a Time)."""
         tt = self.tensor_type
         return tt.layout("Time").size if "Time" in tt.family.layouts else 1
+
+    @cached_property
+    def element(self) -> int:
+        """The size of a memory type's Element: the cells each slice holds."""
+        return self.tensor_type.layout("Element").size
 
     @cached_property
     def layout_text(self) -> str:

@@ -23,6 +23,5 @@ class SwitchTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Packet
 
     def collect(self, *, out_time: object, out_packet: object) -> CollectTensor[D, ChipT, ClusterT, SliceT, Any, Any]:
         """Make each packet exactly one 32-byte flit (docs/stage-rules.md §4.5)."""
-        args = self._mappings(Stage.COLLECT, out_time=out_time, out_packet=out_packet)
-        spec, params = self._compose(Stage.COLLECT, args)
-        return CollectTensor._collected(spec, self._flow, params)  # type: ignore[no-any-return]
+        args = {"out_time": out_time, "out_packet": out_packet}
+        return CollectTensor._collected(*self._recorded(self._flow, Stage.COLLECT, args))  # type: ignore[no-any-return]

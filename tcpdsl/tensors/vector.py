@@ -19,7 +19,7 @@ whose flow starts from the pass's result.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, overload
+from typing import Any, Final, Generic, overload
 
 import numpy as np
 from typing_extensions import TypeVar
@@ -123,13 +123,13 @@ class PassTensor(TensorBase):
         """Compose the row with the pass's state, record the step, and return the next position."""
         spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
         target = cls if cls is not PassTensor else type(self)
-        # The chain one step further, built directly: ``with_step``'s ``dataclasses.replace`` costs more.
         before = self._chain
-        recorded = filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **(record or {})})
-        chain = filled(VectorChain, {"source": before.source, "steps": (*before.steps, recorded)})
+        chain = _chained(before.source, (*before.steps, _pass_step(stage, spec, step, record)))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
-        return target._of(spec, chain, step.state)
+        out = object.__new__(target)  # as _of builds it, one call fewer on every method of a pass
+        out._spec, out._chain, out._state = spec, chain, step.state
+        return out
 
     def _binary(self, cls: type[Any], stage: Stage, op: object, operand: object, mode: object) -> Any:
         vc.check_choice(stage, "op", op, vc.OPS[stage])
@@ -184,14 +184,48 @@ def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[
                 axes: tuple[str, ...], origin: object) -> PassSource:
     """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
     are the axes its data has (the layout may replicate it over others)."""
-    return PassSource(spec.layouts, spec.tensor_type.dtype, logical, physical, frozenset(axes), origin)
+    return filled(PassSource, {"layouts": spec.layouts, "dtype": spec.dtype, "logical": logical, "physical": physical,
+                               "axes": frozenset(axes), "origin": origin})
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
     """The VectorInitTensor of a pass whose ``vector_init`` composed to ``spec``."""
-    first = filled(PassStep, {"stage": Stage.VECTOR_INIT, "layouts": spec.layouts, "step": step})
-    chain = filled(VectorChain, {"source": source, "steps": (first,)})
-    return VectorInitTensor._of(spec, chain, step.state)
+    return VectorInitTensor._of(spec, _chained(source, (_pass_step(Stage.VECTOR_INIT, spec, step, None),)), step.state)
+
+
+# Pass steps by the identity of what they hold (each entry keeps its objects alive, so the ids name them):
+# a method called again on a seen path with the same options records the same immutable step. A step
+# with operands holds values made afresh on every call, so it is built each time.
+_PASS_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], PassStep]] = {}
+_PASS_STEPS_LIMIT: Final = 4096
+
+
+def _pass_step(stage: Stage, spec: Spec, step: vc.VectorStep, record: dict[str, Any] | None) -> PassStep:
+    """The :class:`PassStep` a method records: the stage, the layouts after it, its composed step and what it computes."""
+    if record is None:
+        record = {}
+    elif "operands" in record:
+        return filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step, **record})
+    held = (spec, step, *record.values())
+    key = (stage, *record, *map(id, held))
+    found = _PASS_STEPS.get(key)
+    if found is None:
+        if len(_PASS_STEPS) >= _PASS_STEPS_LIMIT:
+            _PASS_STEPS.clear()
+        found = _PASS_STEPS[key] = (held, filled(PassStep, {"stage": stage, "layouts": spec.layouts, "step": step,
+                                                             **record}))
+    return found[1]
+
+
+def _chained(source: PassSource, steps: tuple[PassStep, ...]) -> VectorChain:
+    """``VectorChain(source, steps)``, written field by field as ``tensors.filled`` does: a pass builds one per
+    method, and the constructor costs more than the rest of the method."""
+    chain = object.__new__(VectorChain)
+    fields = chain.__dict__
+    fields["source"] = source
+    fields["steps"] = steps
+    fields["cache"] = {}
+    return chain
 
 
 def _reduce_axis(stage: Stage, reduce: object) -> str:
@@ -754,10 +788,13 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
         # (a Dummy slice axis) is read at its first cell.
         held = tuple(t for t in spec.terms if t.axis in chain.source.axes)
         first = tuple(slice(None) if t in held else 0 for t in spec.terms)
-        root = Root(spec.mapping, spec.tensor_type.dtype, held, (),
-                    lambda name: get_evaluator(name).vector_logical(chain)[first],
-                    lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)), source=chain)
-        out = cls._of_flow(spec, Flow(root))
+        root = filled(Root, {
+            "mapping": spec.mapping, "dtype": spec.dtype, "terms": held, "fixed": (),
+            "logical": lambda name: get_evaluator(name).vector_logical(chain)[first],
+            "physical": lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
+            "source": chain,
+        })
+        out = cls._of_flow(spec, filled(Flow, {"root": root}))
         out._pass = chain
         return out
 
