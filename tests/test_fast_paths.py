@@ -425,9 +425,10 @@ def test_a_convert_has_the_bits_of_a_widen_then_a_cast(cells: list[int], shape: 
 ROLES = ("batch", "summed", "left", "right")
 
 
-@settings(max_examples=150)
-@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 4)), min_size=1, max_size=6), st.randoms())
-def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]], shuffle: typing.Any) -> None:
+def _subscripts(digits: list[tuple[str, int]], shuffle: typing.Any
+                ) -> tuple[list[int], list[int], list[int], dict[int, int], dict[int, str]]:
+    """The einsum subscripts (left, right, kept, each shuffled) of digits given as (role, size), with
+    their sizes and roles."""
     roles = {k: role for k, (role, _) in enumerate(digits)}
     sizes = {k: size for k, (_, size) in enumerate(digits)}
     lsubs = [k for k, role in roles.items() if role != "right"]
@@ -435,6 +436,13 @@ def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]
     keep = [k for k, role in roles.items() if role != "summed"]
     for subs in (lsubs, rsubs, keep):
         shuffle.shuffle(subs)
+    return lsubs, rsubs, keep, sizes, roles
+
+
+@settings(max_examples=150)
+@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 4)), min_size=1, max_size=6), st.randoms())
+def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]], shuffle: typing.Any) -> None:
+    lsubs, rsubs, keep, sizes, roles = _subscripts(digits, shuffle)
     plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
     if "summed" not in roles.values():  # nothing summed: a plain product, left to einsum
         assert plan is None
@@ -472,13 +480,7 @@ def test_a_product_of_matrices_over_batch_digits_has_the_bits_of_copied_operands
         extra: list[tuple[str, int]], base: list[int], shuffle: typing.Any) -> None:
     # Two batch digits, a summed one and one kept on each side at least: a product of matrices.
     digits = [*zip(("batch", "batch", "summed", "left", "right"), base), *extra]
-    roles = {k: role for k, (role, _) in enumerate(digits)}
-    sizes = {k: size for k, (_, size) in enumerate(digits)}
-    lsubs = [k for k, role in roles.items() if role != "right"]
-    rsubs = [k for k, role in roles.items() if role != "left"]
-    keep = [k for k, role in roles.items() if role != "summed"]
-    for subs in (lsubs, rsubs, keep):
-        shuffle.shuffle(subs)
+    lsubs, rsubs, keep, sizes, _ = _subscripts(digits, shuffle)
     plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
     assert plan is not None and plan.batched is not None
     # Random floats, whose sums depend on the order, held in shuffled memory orders (zeros included).
