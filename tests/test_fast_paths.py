@@ -1175,3 +1175,32 @@ def test_a_fetch_reads_its_context_from_the_begin_step_as_the_flow_does() -> Non
         expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=m["K / 16"], out_packet=m["K % 16"],
                                  context=begun.flow.context)
         assert (fetched._spec.tensor_type, fetched.flow.steps[-1].params) == expected
+
+
+def test_a_recorded_call_is_found_by_its_arguments_as_given_only_when_they_were_mappings() -> None:
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    spec = begun._spec
+    spec._stamps.clear()
+    for _ in range(2):
+        text = begun.fetch(out_time="K / 16", out_packet="K % 16")  # the same str objects on every call
+    assert not spec._stamps  # text resolves in the caller's scope: never found by the texts' identity
+    given = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    assert [held for held, _ in spec._stamps.values()] == [(m["K / 16"], m["K % 16"], "main")]
+    assert given._spec is text._spec and _fields(given.flow.steps[-1]) == _fields(text.flow.steps[-1])
+    errors = []
+    for forget in (False, True):  # a bad call after the good one, then the long way
+        if forget:
+            _forget_stage_calls()
+        with pytest.raises(LayoutError) as info:
+            begun.fetch(out_time=m["K / 16"], out_packet=m["K % 8"])
+        errors.append((info.value.rule, str(info.value)))
+    assert errors[0] == errors[1] and errors[0][0] == "Unread"
+
+
+@given(st.lists(st.sampled_from([None, "main", "sub"]), max_size=6))
+def test_a_flows_context_is_its_last_step_that_names_one(contexts: list[str | None]) -> None:
+    root = Root(m["K"], "f32", (), (), lambda name: np.zeros(0))
+    flow = Flow(root, tuple(Step("begin", m["K"], "f32", context=c) for c in contexts))
+    assert flow.context == next((c for c in reversed(contexts) if c is not None), "main")
+
