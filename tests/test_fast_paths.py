@@ -1204,3 +1204,28 @@ def test_a_flows_context_is_its_last_step_that_names_one(contexts: list[str | No
     flow = Flow(root, tuple(Step("begin", m["K"], "f32", context=c) for c in contexts))
     assert flow.context == next((c for c in reversed(contexts) if c is not None), "main")
 
+
+def test_a_pass_result_holds_the_terms_the_long_way_picks_one_tuple_per_type() -> None:
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+
+    def final() -> typing.Any:
+        return (collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+                .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+                .vector_widen_concat(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_final())
+
+    first, again = final(), final()
+    spec, source = first._spec, first._pass.source
+    assert source.axes is again._pass.source.axes == {t.axis for t in collected.flow.root.terms}
+    assert first.flow.root.terms is again.flow.root.terms  # the evaluators find it by identity
+    assert first.flow.root.terms == tuple(t for t in spec.terms if t.axis in source.axes)
+    assert first.to_tensor().to_numpy(m["Q / 8, K"]).tobytes() == collected.to_tensor().to_numpy(m["Q / 8, K"]).tobytes()
+    axes = sorted({t.axis for t in spec.terms})
+    for kept_axes in ([], axes[:1], axes[1:], axes):  # each subset, twice: remembered, then an equal new set
+        for _ in range(2):
+            held, first_cell = vector._held(spec, frozenset(kept_axes))
+            assert held == tuple(t for t in spec.terms if t.axis in kept_axes)
+            assert first_cell == tuple(slice(None) if t.axis in kept_axes else 0 for t in spec.terms)

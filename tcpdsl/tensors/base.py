@@ -194,15 +194,15 @@ class TensorBase(Subscriptable):
         call = (stage, *mappings, *others, *map(id, held), unit, relu, source)
         found = spec._stamps.get(call)
         if found is None:
-            given = mappings
             for value in mappings.values():
                 if not isinstance(value, Mapping):
                     mappings = self._mappings(stage, **mappings)
                     break
             out, params = self._compose(stage, mappings, *operands, **others)
             step = step_of(stage, out, params, unit, relu, spec if source else None)
-            # Kept when the composer kept the call by identity (its options are hashable).
-            if mappings is given and call[:-3] in spec._calls:
+            # Kept when the composer kept this very key by identity: then the arguments as given were the
+            # Mappings it composed (text's key names the strings), and its options are hashable.
+            if call[:-3] in spec._calls:
                 spec.remember_stamp(call, held, (out, step))
         else:
             out, template = found[1]

@@ -51,7 +51,8 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         return window(buffer_of(parent, name), element, offset, mapping, dtype)
 
     # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
-    whole = offset == 0 and mapping == parent.mapping
+    parent_mapping = parent.mapping
+    whole = offset == 0 and (mapping is parent_mapping or mapping == parent_mapping)
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
 
     def logical(name: str) -> Array:

@@ -24,7 +24,7 @@ from typing import Any, Final, Generic, overload
 import numpy as np
 from typing_extensions import TypeVar
 
-from tcpdsl.algebra import Axis
+from tcpdsl.algebra import Axis, Digit
 from tcpdsl.cost import VectorPassCost, vector_pass_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.flow import Flow, Root
@@ -181,11 +181,43 @@ def pass_cost(chain: VectorChain, state: VectorState) -> VectorPassCost:
 
 
 def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[[str], Array],
-                axes: tuple[str, ...], origin: object) -> PassSource:
-    """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
-    are the axes its data has (the layout may replicate it over others)."""
+                terms: tuple[Digit, ...], origin: object) -> PassSource:
+    """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``terms``
+    are the terms its data has (the layout may replicate it over other axes)."""
     return filled(PassSource, {"layouts": spec.layouts, "dtype": spec.dtype, "logical": logical, "physical": physical,
-                               "axes": frozenset(axes), "origin": origin})
+                               "axes": _axes(terms), "origin": origin})
+
+
+# Per-type answers a pass start and end would otherwise recompute on every call, by the identity of the
+# objects they derive from (each entry keeps them alive, so the ids name them): the axes of a tuple of
+# terms, and the terms and first-cell index of a pass's result.
+_AXES: dict[int, tuple[tuple[Digit, ...], frozenset[str]]] = {}
+_ENDS: dict[tuple[int, int], tuple[Spec, frozenset[str], tuple[Digit, ...], tuple[slice | int, ...]]] = {}
+_PER_TYPE_LIMIT: Final = 4096
+
+
+def _axes(terms: tuple[Digit, ...]) -> frozenset[str]:
+    """The axes ``terms`` cover, one object per tuple of terms."""
+    found = _AXES.get(id(terms))
+    if found is None:
+        if len(_AXES) >= _PER_TYPE_LIMIT:
+            _AXES.clear()
+        found = _AXES[id(terms)] = (terms, frozenset(t.axis for t in terms))
+    return found[1]
+
+
+def _held(spec: Spec, axes: frozenset[str]) -> tuple[tuple[Digit, ...], tuple[slice | int, ...]]:
+    """The terms of ``spec`` on the axes a pass's data has, and the index that reads them from values over
+    ``spec.terms`` (the first cell of any other axis): one tuple per type, so the evaluators' caches find
+    them by identity."""
+    found = _ENDS.get((id(spec), id(axes)))
+    if found is None:
+        held = tuple(t for t in spec.terms if t.axis in axes)
+        first = tuple(slice(None) if t in held else 0 for t in spec.terms)
+        if len(_ENDS) >= _PER_TYPE_LIMIT:
+            _ENDS.clear()
+        found = _ENDS[(id(spec), id(axes))] = (spec, axes, held, first)
+    return found[2], found[3]
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
@@ -786,8 +818,7 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
     def _ended(cls, spec: Spec, chain: VectorChain) -> Any:
         # The result holds the axes of the pass's data; an axis the layout only replicated the data over
         # (a Dummy slice axis) is read at its first cell.
-        held = tuple(t for t in spec.terms if t.axis in chain.source.axes)
-        first = tuple(slice(None) if t in held else 0 for t in spec.terms)
+        held, first = _held(spec, chain.source.axes)
         root = filled(Root, {
             "mapping": spec.mapping, "dtype": spec.dtype, "terms": held, "fixed": (),
             "logical": lambda name: get_evaluator(name).vector_logical(chain)[first],
