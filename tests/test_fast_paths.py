@@ -1229,3 +1229,21 @@ def test_a_pass_result_holds_the_terms_the_long_way_picks_one_tuple_per_type() -
             held, first_cell = vector._held(spec, frozenset(kept_axes))
             assert held == tuple(t for t in spec.terms if t.axis in kept_axes)
             assert first_cell == tuple(slice(None) if t.axis in kept_axes else 0 for t in spec.terms)
+
+
+def test_a_windows_flow_built_in_place_is_the_flow_its_constructors_build() -> None:
+    values = RNG.standard_normal((C.n, B.n))
+    w = Weights(tcp.Tensor(values, "C B"))
+    whole = w.view()
+    tile = whole.tile(3, index=m["C"], len=1, element=m["C % 1 # 8, B"])
+    for view in (whole, tile):
+        flow, root = view.flow, view.flow.root
+        built = Flow(Root(**{f.name: getattr(root, f.name) for f in dataclasses.fields(Root)}))
+        assert [getattr(root, f.name) for f in dataclasses.fields(Root)] == [
+            getattr(built.root, f.name) for f in dataclasses.fields(Root)]
+        assert (flow.steps, flow.cache) == (built.steps, built.cache) == ((), {})
+        assert type(flow.serial) is int and flow.serial < built.serial
+    assert whole.flow.root.source is w.flow and whole.flow.root.terms is w.flow.root.terms
+    assert tile.flow.root.source.offset == 3 * B.n and tile.flow.root.terms == tile._spec.terms
+    assert whole.flow.cache is not w.view().flow.cache  # a cache of its own per view
+    assert tile.to_tensor().to_numpy("B").tobytes() == w.to_tensor().to_numpy("C B")[3].tobytes()
