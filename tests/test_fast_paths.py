@@ -1143,6 +1143,7 @@ def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operan
     first, again = run(), run()
     _forget_stage_calls()
     vector._PASS_STEPS.clear()
+    vector._SEEN_STEPS.clear()
     afresh = run()  # the long way: every step composed and built anew
     held = [a is b for a, b in zip(first, again)]
     assert held == [True, True, True, True, False, True, True]  # the binary op's operand is a value made per call
@@ -1160,6 +1161,7 @@ def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operan
         errors.append(str(info.value))
         _forget_stage_calls()
         vector._PASS_STEPS.clear()
+        vector._SEEN_STEPS.clear()
     assert errors[0] == errors[1] and "vector_narrow_split" in errors[0]
 
 
@@ -1247,3 +1249,35 @@ def test_a_windows_flow_built_in_place_is_the_flow_its_constructors_build() -> N
     assert tile.flow.root.source.offset == 3 * B.n and tile.flow.root.terms == tile._spec.terms
     assert whole.flow.cache is not w.view().flow.cache  # a cache of its own per view
     assert tile.to_tensor().to_numpy("B").tobytes() == w.to_tensor().to_numpy("C B")[3].tobytes()
+
+
+def test_a_pass_method_found_in_one_lookup_answers_per_state_as_the_composer() -> None:
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+    narrow = (collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+              .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"]))
+    sqrt, mul = tcp.FpUnaryOp.SQRT, tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0)
+    used = narrow.vector_fp_unary(sqrt)  # the square root's ALU taken
+    free = narrow.vector_fp_binary(mul, 2.0)  # the same type, another state: the square root's ALU free
+    assert used._spec is free._spec and used._state is not free._state
+    outcomes = []
+    for forget in (False, False, True):  # remembered in one lookup, then the long way
+        if forget:
+            _forget_stage_calls()
+            vector._PASS_STEPS.clear()
+            vector._SEEN_STEPS.clear()
+        done = free.vector_fp_unary(sqrt)
+        with pytest.raises(LayoutError) as info:
+            used.vector_fp_unary(sqrt)  # a bad call after a good one on the same type and arguments
+        outcomes.append((done._spec, done._state, done.chain.steps[-1], info.value.rule, str(info.value)))
+    assert outcomes[0] == outcomes[1] and outcomes[0][3] == "AluOnce"
+    assert outcomes[0][2] is outcomes[1][2]  # the remembered pass step itself
+    assert outcomes[0][0] is outcomes[2][0] and outcomes[0][3:] == outcomes[2][3:]
+    assert outcomes[0][1] == outcomes[2][1] and _pass_step_fields(outcomes[0][2]) == _pass_step_fields(outcomes[2][2])
+
+
+def _pass_step_fields(step: typing.Any) -> list[typing.Any]:
+    return [getattr(step, f.name) for f in dataclasses.fields(step) if f.name != "step"] + [step.step.state]

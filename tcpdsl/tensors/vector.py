@@ -120,11 +120,36 @@ class PassTensor(TensorBase):
 
     def _step(self, cls: type[Any], stage: Stage, mappings: dict[str, Any] | None = None, *,
               record: dict[str, Any] | None = None, **options: Any) -> Any:
-        """Compose the row with the pass's state, record the step, and return the next position."""
-        spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
+        """Compose the row with the pass's state, record the step, and return the next position.
+
+        A step that reads no operand values is found in one lookup by the identity of the receiver's type,
+        its state and the arguments (what :meth:`_compose` and :func:`_pass_step` would each look up);
+        it is kept only when the composer kept the call by identity (its options are hashable)."""
+        if mappings is None:
+            mappings = {}
+        state, receiver = self._state, self._spec
+        if record is None or "operands" not in record:
+            kept = record or {}
+            held = (receiver, state, *mappings.values(), *options.values(), *kept.values())
+            key = (stage, len(mappings), len(options), *mappings, *options, *kept, *map(id, held))
+            found = _SEEN_STEPS.get(key)
+            if found is None:
+                spec, step = self._compose(stage, mappings, state=state, **options)
+                recorded = _pass_step(stage, spec, step, record)
+                composed = (stage, *mappings, "state", *options, *map(id, (*mappings.values(), state,
+                                                                             *options.values())))
+                if composed in receiver._calls:
+                    if len(_SEEN_STEPS) >= _PASS_STEPS_LIMIT:
+                        _SEEN_STEPS.clear()
+                    _SEEN_STEPS[key] = (held, (spec, step, recorded))
+            else:
+                spec, step, recorded = found[1]
+        else:
+            spec, step = self._compose(stage, mappings, state=state, **options)
+            recorded = _pass_step(stage, spec, step, record)
         target = cls if cls is not PassTensor else type(self)
         before = self._chain
-        chain = _chained(before.source, (*before.steps, _pass_step(stage, spec, step, record)))
+        chain = _chained(before.source, (*before.steps, recorded))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
         out = object.__new__(target)  # as _of builds it, one call fewer on every method of a pass
@@ -230,6 +255,9 @@ def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
 # with operands holds values made afresh on every call, so it is built each time.
 _PASS_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], PassStep]] = {}
 _PASS_STEPS_LIMIT: Final = 4096
+# A method's composed type, step and pass step together, by the identity of the receiver's type, its state
+# and the arguments (PassTensor._step); each entry keeps them alive.
+_SEEN_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, vc.VectorStep, PassStep]]] = {}
 
 
 def _pass_step(stage: Stage, spec: Spec, step: vc.VectorStep, record: dict[str, Any] | None) -> PassStep:
