@@ -1281,3 +1281,28 @@ def test_a_pass_method_found_in_one_lookup_answers_per_state_as_the_composer() -
 
 def _pass_step_fields(step: typing.Any) -> list[typing.Any]:
     return [getattr(step, f.name) for f in dataclasses.fields(step) if f.name != "step"] + [step.step.state]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_a_constant_operands_type_kept_by_value_is_the_composers(dtype: str) -> None:
+    from tcpdsl.tensors import vector
+    from tcpdsl.tensors.vector import PassTensor
+    position = object.__new__(PassTensor)
+    stage = Stage.VECTOR_FP_BINARY
+    values: list[object] = [2.0, 2, 1, True, 0.0, -0.0, float("nan"), 2**32 - 1, 2**32, -2**31, -2**31 - 1, 1.5,
+                            np.float32(1.0), "1"]
+    for forget in (False, False, True):  # remembered, then the long way
+        if forget:
+            vector._IMMEDIATES.clear()
+        for value in values:
+            try:
+                expected: object = vc.constant(stage, value, dtype)
+            except LayoutError as error:
+                expected = (error.rule, str(error))
+            try:
+                typed, constant = position._operand(stage, value, dtype)
+            except LayoutError as error:
+                assert (error.rule, str(error)) == expected, value
+            else:
+                assert typed == expected and constant.value is value, value
+    assert (stage, bool, True, dtype) not in vector._IMMEDIATES  # refused, never kept

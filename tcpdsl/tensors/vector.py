@@ -115,7 +115,18 @@ class PassTensor(TensorBase):
                                                flow)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
-        immediate = interned(vc.constant(stage, value, dtype))
+        kind = type(value)
+        if kind is not float and kind is not int:
+            return interned(vc.constant(stage, value, dtype)), Constant(value)  # type: ignore[arg-type]
+        # An exact int or float passes the composer's checks as any equal value of its type does (a bool,
+        # equal to an int, is another type), so the operand's type is kept by value.
+        key = (stage, kind, value, dtype)
+        immediate = _IMMEDIATES.get(key)
+        if immediate is None:
+            immediate = interned(vc.constant(stage, value, dtype))
+            if len(_IMMEDIATES) >= _PASS_STEPS_LIMIT:
+                _IMMEDIATES.clear()
+            _IMMEDIATES[key] = immediate
         return immediate, Constant(value)  # type: ignore[arg-type]
 
     def _step(self, cls: type[Any], stage: Stage, mappings: dict[str, Any] | None = None, *,
@@ -257,6 +268,7 @@ _PASS_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], PassStep]] = {}
 _PASS_STEPS_LIMIT: Final = 4096
 # A method's composed type, step and pass step together, by the identity of the receiver's type, its state
 # and the arguments (PassTensor._step); each entry keeps them alive.
+_IMMEDIATES: dict[tuple[Stage, type, object, str], vc.PassOperand] = {}
 _SEEN_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, vc.VectorStep, PassStep]]] = {}
 
 
