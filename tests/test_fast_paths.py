@@ -1221,6 +1221,12 @@ def test_a_pass_result_holds_the_terms_the_long_way_picks_one_tuple_per_type() -
 
     first, again = final(), final()
     spec, source = first._spec, first._pass.source
+    root = first.flow.root  # built in place: the records its constructors build
+    built = Flow(Root(**{f.name: getattr(root, f.name) for f in dataclasses.fields(Root)}))
+    assert [getattr(root, f.name) for f in dataclasses.fields(Root)] == [
+        getattr(built.root, f.name) for f in dataclasses.fields(Root)]
+    assert (first.flow.steps, first.flow.cache) == ((), {}) and first.flow.serial < again.flow.serial < built.serial
+    assert root.source is first._pass and first.flow.cache is not again.flow.cache
     assert source.axes is again._pass.source.axes == {t.axis for t in collected.flow.root.terms}
     assert first.flow.root.terms is again.flow.root.terms  # the evaluators find it by identity
     assert first.flow.root.terms == tuple(t for t in spec.terms if t.axis in source.axes)

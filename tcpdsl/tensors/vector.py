@@ -35,7 +35,7 @@ from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, Pas
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
-from tcpdsl.tensors.filled import filled
+from tcpdsl.tensors.filled import FLOW_SERIAL, filled
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -859,14 +859,18 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
         # The result holds the axes of the pass's data; an axis the layout only replicated the data over
         # (a Dummy slice axis) is read at its first cell.
         held, first = _held(spec, chain.source.axes)
-        root = filled(Root, {
-            "mapping": spec.mapping, "dtype": spec.dtype, "terms": held, "fixed": (),
-            "logical": lambda name: get_evaluator(name).vector_logical(chain)[first],
-            "physical": lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
-            "source": chain,
-        })
-        out = cls._of_flow(spec, filled(Flow, {"root": root}))
-        out._pass = chain
+        # Written field by field as tensors.filled writes them, without its per-class plan (one a pass).
+        root = object.__new__(Root)
+        root.__dict__.update(
+            mapping=spec.mapping, dtype=spec.dtype, terms=held, fixed=(),
+            logical=lambda name: get_evaluator(name).vector_logical(chain)[first],
+            physical=lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
+            source=chain,
+        )
+        flow = object.__new__(Flow)
+        flow.__dict__.update(root=root, steps=(), cache={}, serial=FLOW_SERIAL())
+        out = object.__new__(cls)  # as _of_flow builds it
+        out._spec, out._flow, out._pass = spec, flow, chain
         return out
 
     def cast(self, dtype: type[Out], /, *, out_packet: object) -> CastTensor[Out, ChipT, ClusterT, SliceT, TimeT, Any]:
