@@ -1143,6 +1143,7 @@ def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operan
     first, again = run(), run()
     _forget_stage_calls()
     vector._PASS_STEPS.clear()
+    vector._SEEN_STEPS.clear()
     afresh = run()  # the long way: every step composed and built anew
     held = [a is b for a, b in zip(first, again)]
     assert held == [True, True, True, True, False, True, True]  # the binary op's operand is a value made per call
@@ -1160,6 +1161,7 @@ def test_a_pass_method_called_again_records_the_same_step_unless_it_reads_operan
         errors.append(str(info.value))
         _forget_stage_calls()
         vector._PASS_STEPS.clear()
+        vector._SEEN_STEPS.clear()
     assert errors[0] == errors[1] and "vector_narrow_split" in errors[0]
 
 
@@ -1175,3 +1177,138 @@ def test_a_fetch_reads_its_context_from_the_begin_step_as_the_flow_does() -> Non
         expected = compose_stage(Stage.FETCH, begun._spec.tensor_type, out_time=m["K / 16"], out_packet=m["K % 16"],
                                  context=begun.flow.context)
         assert (fetched._spec.tensor_type, fetched.flow.steps[-1].params) == expected
+
+
+def test_a_recorded_call_is_found_by_its_arguments_as_given_only_when_they_were_mappings() -> None:
+    begun = tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                          m["Q / 8, K"])).view())
+    spec = begun._spec
+    spec._stamps.clear()
+    for _ in range(2):
+        text = begun.fetch(out_time="K / 16", out_packet="K % 16")  # the same str objects on every call
+    assert not spec._stamps  # text resolves in the caller's scope: never found by the texts' identity
+    given = begun.fetch(out_time=m["K / 16"], out_packet=m["K % 16"])
+    assert [held for held, _ in spec._stamps.values()] == [(m["K / 16"], m["K % 16"], "main")]
+    assert given._spec is text._spec and _fields(given.flow.steps[-1]) == _fields(text.flow.steps[-1])
+    errors = []
+    for forget in (False, True):  # a bad call after the good one, then the long way
+        if forget:
+            _forget_stage_calls()
+        with pytest.raises(LayoutError) as info:
+            begun.fetch(out_time=m["K / 16"], out_packet=m["K % 8"])
+        errors.append((info.value.rule, str(info.value)))
+    assert errors[0] == errors[1] and errors[0][0] == "Unread"
+
+
+@given(st.lists(st.sampled_from([None, "main", "sub"]), max_size=6))
+def test_a_flows_context_is_its_last_step_that_names_one(contexts: list[str | None]) -> None:
+    root = Root(m["K"], "f32", (), (), lambda name: np.zeros(0))
+    flow = Flow(root, tuple(Step("begin", m["K"], "f32", context=c) for c in contexts))
+    assert flow.context == next((c for c in reversed(contexts) if c is not None), "main")
+
+
+def test_a_pass_result_holds_the_terms_the_long_way_picks_one_tuple_per_type() -> None:
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+
+    def final() -> typing.Any:
+        return (collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+                .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"])
+                .vector_widen_concat(out_time=m["K / 8"], out_packet=m["K % 8"]).vector_final())
+
+    first, again = final(), final()
+    spec, source = first._spec, first._pass.source
+    root = first.flow.root  # built in place: the records its constructors build
+    built = Flow(Root(**{f.name: getattr(root, f.name) for f in dataclasses.fields(Root)}))
+    assert [getattr(root, f.name) for f in dataclasses.fields(Root)] == [
+        getattr(built.root, f.name) for f in dataclasses.fields(Root)]
+    assert (first.flow.steps, first.flow.cache) == ((), {}) and first.flow.serial < again.flow.serial < built.serial
+    assert root.source is first._pass and first.flow.cache is not again.flow.cache
+    assert source.axes is again._pass.source.axes == {t.axis for t in collected.flow.root.terms}
+    assert first.flow.root.terms is again.flow.root.terms  # the evaluators find it by identity
+    assert first.flow.root.terms == tuple(t for t in spec.terms if t.axis in source.axes)
+    assert first.to_tensor().to_numpy(m["Q / 8, K"]).tobytes() == collected.to_tensor().to_numpy(m["Q / 8, K"]).tobytes()
+    axes = sorted({t.axis for t in spec.terms})
+    for kept_axes in ([], axes[:1], axes[1:], axes):  # each subset, twice: remembered, then an equal new set
+        for _ in range(2):
+            held, first_cell = vector._held(spec, frozenset(kept_axes))
+            assert held == tuple(t for t in spec.terms if t.axis in kept_axes)
+            assert first_cell == tuple(slice(None) if t.axis in kept_axes else 0 for t in spec.terms)
+
+
+def test_a_windows_flow_built_in_place_is_the_flow_its_constructors_build() -> None:
+    values = RNG.standard_normal((C.n, B.n))
+    w = Weights(tcp.Tensor(values, "C B"))
+    whole = w.view()
+    tile = whole.tile(3, index=m["C"], len=1, element=m["C % 1 # 8, B"])
+    for view in (whole, tile):
+        flow, root = view.flow, view.flow.root
+        built = Flow(Root(**{f.name: getattr(root, f.name) for f in dataclasses.fields(Root)}))
+        assert [getattr(root, f.name) for f in dataclasses.fields(Root)] == [
+            getattr(built.root, f.name) for f in dataclasses.fields(Root)]
+        assert (flow.steps, flow.cache) == (built.steps, built.cache) == ((), {})
+        assert type(flow.serial) is int and flow.serial < built.serial
+    assert whole.flow.root.source is w.flow and whole.flow.root.terms is w.flow.root.terms
+    assert tile.flow.root.source.offset == 3 * B.n and tile.flow.root.terms == tile._spec.terms
+    assert whole.flow.cache is not w.view().flow.cache  # a cache of its own per view
+    assert tile.to_tensor().to_numpy("B").tobytes() == w.to_tensor().to_numpy("C B")[3].tobytes()
+
+
+def test_a_pass_method_found_in_one_lookup_answers_per_state_as_the_composer() -> None:
+    from tcpdsl.tensors import vector
+    collected = (tcp.Device().main.begin(Activation(tcp.Tensor(np.tile(RNG.standard_normal(32), (8, 1)),
+                                                                m["Q / 8, K"])).view())
+                 .fetch(out_time=m["K / 16"], out_packet=m["K % 16"]).fetch_cast(tcp.f32)
+                 .collect(out_time=m["K / 8"], out_packet=m["K % 8"]))
+    narrow = (collected.vector_init().vector_intra_slice_tag(tcp.TagMode.ZERO)
+              .vector_narrow_split(out_time=m["K / 4"], out_packet=m["K % 4"]))
+    sqrt, mul = tcp.FpUnaryOp.SQRT, tcp.FpBinaryOp.MUL_F(tcp.FpMulAlu.MUL0)
+    used = narrow.vector_fp_unary(sqrt)  # the square root's ALU taken
+    free = narrow.vector_fp_binary(mul, 2.0)  # the same type, another state: the square root's ALU free
+    assert used._spec is free._spec and used._state is not free._state
+    outcomes = []
+    for forget in (False, False, True):  # remembered in one lookup, then the long way
+        if forget:
+            _forget_stage_calls()
+            vector._PASS_STEPS.clear()
+            vector._SEEN_STEPS.clear()
+        done = free.vector_fp_unary(sqrt)
+        with pytest.raises(LayoutError) as info:
+            used.vector_fp_unary(sqrt)  # a bad call after a good one on the same type and arguments
+        outcomes.append((done._spec, done._state, done.chain.steps[-1], info.value.rule, str(info.value)))
+    assert outcomes[0] == outcomes[1] and outcomes[0][3] == "AluOnce"
+    assert outcomes[0][2] is outcomes[1][2]  # the remembered pass step itself
+    assert outcomes[0][0] is outcomes[2][0] and outcomes[0][3:] == outcomes[2][3:]
+    assert outcomes[0][1] == outcomes[2][1] and _pass_step_fields(outcomes[0][2]) == _pass_step_fields(outcomes[2][2])
+
+
+def _pass_step_fields(step: typing.Any) -> list[typing.Any]:
+    return [getattr(step, f.name) for f in dataclasses.fields(step) if f.name != "step"] + [step.step.state]
+
+
+@pytest.mark.parametrize("dtype", ["f32", "i32"])
+def test_a_constant_operands_type_kept_by_value_is_the_composers(dtype: str) -> None:
+    from tcpdsl.tensors import vector
+    from tcpdsl.tensors.vector import PassTensor
+    position = object.__new__(PassTensor)
+    stage = Stage.VECTOR_FP_BINARY
+    values: list[object] = [2.0, 2, 1, True, 0.0, -0.0, float("nan"), 2**32 - 1, 2**32, -2**31, -2**31 - 1, 1.5,
+                            np.float32(1.0), "1"]
+    for forget in (False, False, True):  # remembered, then the long way
+        if forget:
+            vector._IMMEDIATES.clear()
+        for value in values:
+            try:
+                expected: object = vc.constant(stage, value, dtype)
+            except LayoutError as error:
+                expected = (error.rule, str(error))
+            try:
+                typed, constant = position._operand(stage, value, dtype)
+            except LayoutError as error:
+                assert (error.rule, str(error)) == expected, value
+            else:
+                assert typed == expected and constant.value is value, value
+    assert (stage, bool, True, dtype) not in vector._IMMEDIATES  # refused, never kept

@@ -130,4 +130,7 @@ class Flow:
     @property
     def context(self) -> str:
         """The tensor-unit context of the stream (``main`` unless a step says otherwise)."""
-        return next((s.context for s in reversed(self.steps) if s.context is not None), "main")
+        for step in reversed(self.steps):  # a loop, not a generator: a commit asks on every call
+            if step.context is not None:
+                return step.context
+        return "main"

@@ -184,20 +184,25 @@ class TensorBase(Subscriptable):
         same argument objects records a copy of that step with a fresh serial. The copy and the flow are
         written field by field, as ``tensors.filled`` does (the step is numbered before the flow, as
         ``flow.then(step_of(...))`` numbers them)."""
-        for value in mappings.values():
-            if not isinstance(value, Mapping):
-                mappings = self._mappings(stage, **mappings)
-                break
         spec = self._spec
         if others is None:
             others = {}
+        # Looked up by the arguments as given, before any is read: a call is kept only when every mapping
+        # argument was a Mapping already (text resolves in the caller's scope), so a hit passes those very
+        # Mappings and options, which the entry keeps alive.
         held = (*mappings.values(), *operands, *others.values())
         call = (stage, *mappings, *others, *map(id, held), unit, relu, source)
         found = spec._stamps.get(call)
         if found is None:
+            for value in mappings.values():
+                if not isinstance(value, Mapping):
+                    mappings = self._mappings(stage, **mappings)
+                    break
             out, params = self._compose(stage, mappings, *operands, **others)
             step = step_of(stage, out, params, unit, relu, spec if source else None)
-            if call[:-3] in spec._calls:  # the composer kept the call by identity: its options are hashable
+            # Kept when the composer kept this very key by identity: then the arguments as given were the
+            # Mappings it composed (text's key names the strings), and its options are hashable.
+            if call[:-3] in spec._calls:
                 spec.remember_stamp(call, held, (out, step))
         else:
             out, template = found[1]

@@ -89,8 +89,8 @@ class FetchCastTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
 
 
 def _collect(src: FlowTensor, out_time: object, out_packet: object) -> Any:
-    return CollectTensor._collected(*src._recorded(src.flow, Stage.COLLECT, {"out_time": out_time,
-                                                                             "out_packet": out_packet}))
+    return CollectTensor._collected(*src._recorded(src._flow, Stage.COLLECT, {"out_time": out_time,
+                                                                              "out_packet": out_packet}))
 
 
 def _switch(src: FlowTensor, config: object, out_slice: object, out_time: object) -> Any:

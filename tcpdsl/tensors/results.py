@@ -219,6 +219,5 @@ class ContractTensor(StageResult, Generic[Acc, ChipT, ClusterT, SliceT, TimeT, P
         spec, step = self._compose(Stage.VECTOR_INIT, {})
         chain = self._chain
         source = pass_source(self._spec, lambda name: get_evaluator(name).logical(chain),
-                             lambda name: get_evaluator(name).run(chain), tuple(t.axis for t in self._spec.terms),
-                             chain)
+                             lambda name: get_evaluator(name).run(chain), self._spec.terms, chain)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]

@@ -172,8 +172,7 @@ class CollectTensor(SourceTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, Pac
             # The stream's own buffer read back through its own mapping: the evaluator plans it (flow_read).
             return get_evaluator(name).flow_read(flow, mapping, terms)
 
-        source = pass_source(self._spec, logical, physical,
-                             tuple(t.axis for t in flow.root.terms), flow)
+        source = pass_source(self._spec, logical, physical, flow.root.terms, flow)
         return start_pass(spec, step, source)  # type: ignore[no-any-return]
 
     def to_trf(self, *, lane: object, element: object) -> TrfTensor[D, ChipT, ClusterT, SliceT, Any, Any]:

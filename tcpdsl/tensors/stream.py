@@ -18,7 +18,7 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
-from tcpdsl.tensors.filled import filled
+from tcpdsl.tensors.filled import FLOW_SERIAL
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
@@ -51,7 +51,8 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
         return window(buffer_of(parent, name), element, offset, mapping, dtype)
 
     # A view of the whole tensor holds the tensor's own elements; a tile, the terms of its window.
-    whole = offset == 0 and mapping == parent.mapping
+    parent_mapping = parent.mapping
+    whole = offset == 0 and (mapping is parent_mapping or mapping == parent_mapping)
     terms, fixed = (parent.root.terms, parent.root.fixed) if whole else (spec.terms, ())
 
     def logical(name: str) -> Array:
@@ -61,10 +62,14 @@ def window_flow(parent: Flow, element: int, spec: Spec, offset: int) -> Flow:
             return get_evaluator(name).flow_logical(parent)
         return get_evaluator(name).flow_window(parent, element, offset, mapping, terms, dtype)
 
-    # Built without the dataclass constructors (tensors.filled): a kernel takes a view per stream it begins.
-    root = filled(Root, {"mapping": mapping, "dtype": dtype, "terms": terms, "fixed": fixed, "logical": logical,
-                         "physical": physical, "source": parent if whole else Window(parent, element, offset)})
-    return filled(Flow, {"root": root, "steps": ()})
+    # Written field by field as tensors.filled writes them, without its per-class plan: a kernel takes a view
+    # per stream it begins.
+    root = object.__new__(Root)
+    root.__dict__.update(mapping=mapping, dtype=dtype, terms=terms, fixed=fixed, logical=logical, physical=physical,
+                         source=parent if whole else Window(parent, element, offset))
+    flow = object.__new__(Flow)
+    flow.__dict__.update(root=root, steps=(), cache={}, serial=FLOW_SERIAL())
+    return flow
 
 
 def settled(flow: Flow) -> Flow:

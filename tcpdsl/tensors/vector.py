@@ -24,7 +24,7 @@ from typing import Any, Final, Generic, overload
 import numpy as np
 from typing_extensions import TypeVar
 
-from tcpdsl.algebra import Axis
+from tcpdsl.algebra import Axis, Digit
 from tcpdsl.cost import VectorPassCost, vector_pass_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.flow import Flow, Root
@@ -35,7 +35,7 @@ from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassSource, Pas
 from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
-from tcpdsl.tensors.filled import filled
+from tcpdsl.tensors.filled import FLOW_SERIAL, filled
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -115,16 +115,52 @@ class PassTensor(TensorBase):
                                                flow)
         if isinstance(value, TensorBase):
             raise vc.not_an_operand(stage, type(value).__name__)
-        immediate = interned(vc.constant(stage, value, dtype))
+        kind = type(value)
+        if kind is not float and kind is not int:
+            return interned(vc.constant(stage, value, dtype)), Constant(value)  # type: ignore[arg-type]
+        # An exact int or float passes the composer's checks as any equal value of its type does (a bool,
+        # equal to an int, is another type), so the operand's type is kept by value.
+        key = (stage, kind, value, dtype)
+        immediate = _IMMEDIATES.get(key)
+        if immediate is None:
+            immediate = interned(vc.constant(stage, value, dtype))
+            if len(_IMMEDIATES) >= _PASS_STEPS_LIMIT:
+                _IMMEDIATES.clear()
+            _IMMEDIATES[key] = immediate
         return immediate, Constant(value)  # type: ignore[arg-type]
 
     def _step(self, cls: type[Any], stage: Stage, mappings: dict[str, Any] | None = None, *,
               record: dict[str, Any] | None = None, **options: Any) -> Any:
-        """Compose the row with the pass's state, record the step, and return the next position."""
-        spec, step = self._compose(stage, mappings or {}, state=self._state, **options)
+        """Compose the row with the pass's state, record the step, and return the next position.
+
+        A step that reads no operand values is found in one lookup by the identity of the receiver's type,
+        its state and the arguments (what :meth:`_compose` and :func:`_pass_step` would each look up);
+        it is kept only when the composer kept the call by identity (its options are hashable)."""
+        if mappings is None:
+            mappings = {}
+        state, receiver = self._state, self._spec
+        if record is None or "operands" not in record:
+            kept = record or {}
+            held = (receiver, state, *mappings.values(), *options.values(), *kept.values())
+            key = (stage, len(mappings), len(options), *mappings, *options, *kept, *map(id, held))
+            found = _SEEN_STEPS.get(key)
+            if found is None:
+                spec, step = self._compose(stage, mappings, state=state, **options)
+                recorded = _pass_step(stage, spec, step, record)
+                composed = (stage, *mappings, "state", *options, *map(id, (*mappings.values(), state,
+                                                                             *options.values())))
+                if composed in receiver._calls:
+                    if len(_SEEN_STEPS) >= _PASS_STEPS_LIMIT:
+                        _SEEN_STEPS.clear()
+                    _SEEN_STEPS[key] = (held, (spec, step, recorded))
+            else:
+                spec, step, recorded = found[1]
+        else:
+            spec, step = self._compose(stage, mappings, state=state, **options)
+            recorded = _pass_step(stage, spec, step, record)
         target = cls if cls is not PassTensor else type(self)
         before = self._chain
-        chain = _chained(before.source, (*before.steps, _pass_step(stage, spec, step, record)))
+        chain = _chained(before.source, (*before.steps, recorded))
         if target is VectorFinalTensor:
             return VectorFinalTensor._ended(spec, chain)
         out = object.__new__(target)  # as _of builds it, one call fewer on every method of a pass
@@ -181,11 +217,43 @@ def pass_cost(chain: VectorChain, state: VectorState) -> VectorPassCost:
 
 
 def pass_source(spec: Spec, logical: Callable[[str], Array], physical: Callable[[str], Array],
-                axes: tuple[str, ...], origin: object) -> PassSource:
-    """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``axes``
-    are the axes its data has (the layout may replicate it over others)."""
+                terms: tuple[Digit, ...], origin: object) -> PassSource:
+    """The stream a pass starts from, as a collected stream or a contraction result hands it over; ``terms``
+    are the terms its data has (the layout may replicate it over other axes)."""
     return filled(PassSource, {"layouts": spec.layouts, "dtype": spec.dtype, "logical": logical, "physical": physical,
-                               "axes": frozenset(axes), "origin": origin})
+                               "axes": _axes(terms), "origin": origin})
+
+
+# Per-type answers a pass start and end would otherwise recompute on every call, by the identity of the
+# objects they derive from (each entry keeps them alive, so the ids name them): the axes of a tuple of
+# terms, and the terms and first-cell index of a pass's result.
+_AXES: dict[int, tuple[tuple[Digit, ...], frozenset[str]]] = {}
+_ENDS: dict[tuple[int, int], tuple[Spec, frozenset[str], tuple[Digit, ...], tuple[slice | int, ...]]] = {}
+_PER_TYPE_LIMIT: Final = 4096
+
+
+def _axes(terms: tuple[Digit, ...]) -> frozenset[str]:
+    """The axes ``terms`` cover, one object per tuple of terms."""
+    found = _AXES.get(id(terms))
+    if found is None:
+        if len(_AXES) >= _PER_TYPE_LIMIT:
+            _AXES.clear()
+        found = _AXES[id(terms)] = (terms, frozenset(t.axis for t in terms))
+    return found[1]
+
+
+def _held(spec: Spec, axes: frozenset[str]) -> tuple[tuple[Digit, ...], tuple[slice | int, ...]]:
+    """The terms of ``spec`` on the axes a pass's data has, and the index that reads them from values over
+    ``spec.terms`` (the first cell of any other axis): one tuple per type, so the evaluators' caches find
+    them by identity."""
+    found = _ENDS.get((id(spec), id(axes)))
+    if found is None:
+        held = tuple(t for t in spec.terms if t.axis in axes)
+        first = tuple(slice(None) if t in held else 0 for t in spec.terms)
+        if len(_ENDS) >= _PER_TYPE_LIMIT:
+            _ENDS.clear()
+        found = _ENDS[(id(spec), id(axes))] = (spec, axes, held, first)
+    return found[2], found[3]
 
 
 def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
@@ -198,6 +266,10 @@ def start_pass(spec: Spec, step: vc.VectorStep, source: PassSource) -> Any:
 # with operands holds values made afresh on every call, so it is built each time.
 _PASS_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], PassStep]] = {}
 _PASS_STEPS_LIMIT: Final = 4096
+# A method's composed type, step and pass step together, by the identity of the receiver's type, its state
+# and the arguments (PassTensor._step); each entry keeps them alive.
+_IMMEDIATES: dict[tuple[Stage, type, object, str], vc.PassOperand] = {}
+_SEEN_STEPS: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[Spec, vc.VectorStep, PassStep]]] = {}
 
 
 def _pass_step(stage: Stage, spec: Spec, step: vc.VectorStep, record: dict[str, Any] | None) -> PassStep:
@@ -786,16 +858,19 @@ class VectorFinalTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, TimeT, P
     def _ended(cls, spec: Spec, chain: VectorChain) -> Any:
         # The result holds the axes of the pass's data; an axis the layout only replicated the data over
         # (a Dummy slice axis) is read at its first cell.
-        held = tuple(t for t in spec.terms if t.axis in chain.source.axes)
-        first = tuple(slice(None) if t in held else 0 for t in spec.terms)
-        root = filled(Root, {
-            "mapping": spec.mapping, "dtype": spec.dtype, "terms": held, "fixed": (),
-            "logical": lambda name: get_evaluator(name).vector_logical(chain)[first],
-            "physical": lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
-            "source": chain,
-        })
-        out = cls._of_flow(spec, filled(Flow, {"root": root}))
-        out._pass = chain
+        held, first = _held(spec, chain.source.axes)
+        # Written field by field as tensors.filled writes them, without its per-class plan (one a pass).
+        root = object.__new__(Root)
+        root.__dict__.update(
+            mapping=spec.mapping, dtype=spec.dtype, terms=held, fixed=(),
+            logical=lambda name: get_evaluator(name).vector_logical(chain)[first],
+            physical=lambda name: (get_evaluator(name).vector_physical(chain), _undefined_padding(spec)),
+            source=chain,
+        )
+        flow = object.__new__(Flow)
+        flow.__dict__.update(root=root, steps=(), cache={}, serial=FLOW_SERIAL())
+        out = object.__new__(cls)  # as _of_flow builds it
+        out._spec, out._flow, out._pass = spec, flow, chain
         return out
 
     def cast(self, dtype: type[Out], /, *, out_packet: object) -> CastTensor[Out, ChipT, ClusterT, SliceT, TimeT, Any]:
