@@ -17,13 +17,14 @@ from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
+from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept
 from tcpdsl.numerics.kept import derived, freeze
-from tcpdsl.numerics.logical import terms_of_mapping
+from tcpdsl.numerics.logical import Tensor, terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
@@ -269,6 +270,21 @@ def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coor
     assert evaluator.run(chain).tobytes() == evaluator.run(coordinates).tobytes()
     assert evaluator.logical(chain).tobytes() == evaluator.logical(coordinates).tobytes()
 
+
+
+def test_a_chain_whose_stream_holds_equal_terms_afresh_finds_its_plan_by_identity(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    chain = _replicated_product().chain
+    found = _chain_plan(chain, logical=True)
+    tensor = chain.stream.tensor
+    again = dataclasses.replace(chain, stream=dataclasses.replace(
+        chain.stream, tensor=Tensor.of_terms(tensor.values, tuple(list(tensor.terms)), tensor.fixed_terms)))
+    assert again.stream.tensor.terms is not tensor.terms
+    # A structural key would be built if the identity path missed: it must not be.
+    monkeypatch.setattr(fused_module, "StructKey", None)
+    assert _chain_plan(again, logical=True) is found
+    evaluator = FusedEvaluator()
+    assert evaluator.logical(again).tobytes() == evaluator.logical(chain).tobytes()
 
 # -- reshape as a planned gather ----------------------------------------------------------------
 

@@ -158,7 +158,8 @@ def _held_cuts(fold: FoldPlan, stream: Operand, weight: Operand) -> tuple[TermCu
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
-_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], _ChainPlan]] = {}
+# ids of the layouts -> the layouts, the operand forms met with them, and their plan.
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[object, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -171,18 +172,18 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     # (keyed by its terms, which fix its coordinate shape and whether the fold can read it: _held_cuts).
     forms = (stream.given.shape if stream.given is not None else None if stream.tensor is None else stream.tensor.terms,
              weight.given.shape if weight.given is not None else None if weight.tensor is None else weight.tensor.terms)
-    # A kernel called again passes the very same mapping and term objects: found by identity first,
-    # which costs less than structural keys (the objects are kept, so their ids stay theirs).
-    objects = (*layouts, *forms)
-    fast = (logical, chain.acc, stream.axes, weight.axes, *map(id, objects))
+    # A kernel called again passes the very same mapping objects: found by their identity first, which
+    # costs less than structural keys (the objects are kept, so their ids stay theirs). The forms are
+    # compared by value: a stream computed afresh on every call holds equal terms in a tuple of its own.
+    fast = (logical, chain.acc, stream.axes, weight.axes, *map(id, layouts))
     seen = _plans_by_identity.get(fast)
-    if seen is not None and seen[0] == objects:  # identical objects compare equal without looking inside
-        return seen[1]
+    if seen is not None and seen[0] == layouts and seen[1] == forms:  # identical objects compare equal at once
+        return seen[2]
     key = (logical, chain.acc, stream.axes, weight.axes, *forms, *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
         if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
-            _plans_by_identity[fast] = (objects, found)
+            _plans_by_identity[fast] = (layouts, forms, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -202,7 +203,7 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
         _chain_plans.clear()
         _plans_by_identity.clear()
     _chain_plans[key] = found
-    _plans_by_identity[fast] = (objects, found)
+    _plans_by_identity[fast] = (layouts, forms, found)
     return found
 
 
