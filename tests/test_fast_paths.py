@@ -38,7 +38,8 @@ from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_pass import STASH
-from tcpdsl.numerics.vector_ops import _combine, _converted, _subnormal, binary, f32, identity, reduce_fold
+from tcpdsl.numerics.vector_ops import (_combine, _converted, _subnormal, binary, f32, fp_unary, identity,
+                                        reduce_fold)
 from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
                                      FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
@@ -83,6 +84,23 @@ def test_a_fold_of_wide_rows_row_by_row_has_the_bits_of_the_step_by_step_fold(op
         got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
         assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
 
+
+def test_casts_and_pass_ops_quiet_the_flags_of_the_values_their_rules_define_and_restore_the_callers_state() -> None:
+    # Overflowing products and sums, NaN and infinities: each would raise under the caller's state if the
+    # functions did not set their own around the work.
+    data = np.array(SPECIAL_BITS * 2, dtype=np.uint32).view(np.float32).reshape(2, -1)
+    big = np.array([1e300, -1e300, np.nan, np.inf])
+    with np.errstate(all="raise"):
+        for dtype in ("bf16", "f8e4m3", "f8e5m2", "f32", "i8", "i32"):
+            cast(big, dtype)
+            cast(data, dtype)
+        binary(FpBinaryOp.MUL_F(FpMulAlu.MUL0), data, data[::-1])
+        binary(FpBinaryOp.SUB_F, data, data[::-1])
+        for op in FpUnaryOp:
+            fp_unary(op, data)
+        for reduce_op in F32_REDUCES:
+            reduce_fold(reduce_op, data, 0)
+        assert np.geterr()["over"] == "raise" and np.geterr()["invalid"] == "raise"
 
 @settings(max_examples=200)
 @given(st.lists(CELLS, min_size=0, max_size=40))

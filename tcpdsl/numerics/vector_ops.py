@@ -165,11 +165,17 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 }
 
 
+# The ops below write what overflow and NaN give by the rules, so their floating-point flags tell the caller
+# nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
+# ``with`` block, on functions every pass step runs.
+_QUIET: Final = np.errstate(all="ignore")
+
+
+@_QUIET
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    with np.errstate(all="ignore"):
-        return _fixed(_UNARY[op](x if clean else read_f32(x)))
+    return _fixed(_UNARY[op](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -184,6 +190,7 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
     return picks[mode.value[0]], picks[mode.value[1]]
 
 
+@_QUIET
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
            mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False) -> Array:
     """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
@@ -199,8 +206,7 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
     a, b = _arguments(mode, stream if clean else read_f32(stream), read_f32(operand))  # type: ignore[arg-type]
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
-    with np.errstate(all="ignore"):
-        return _fixed(function(a, b))
+    return _fixed(function(a, b))
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
@@ -320,6 +326,7 @@ def _partials(function: Any, start: Array, values: Array) -> Array:
     return out
 
 
+@_QUIET
 def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation).
 
@@ -332,21 +339,20 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold:
         name = op.reference
-        with np.errstate(all="ignore"):
-            if name in _PICKS:
-                pick = _PICKS[name]
-                # Any order finds the same largest (smallest) value, and a nonzero value has one bit
-                # pattern; only a zero result's sign depends on the order, so then fold in order.
-                picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
-                if not np.any(picked == 0):
-                    return f32(picked)
-                for step in values:
-                    acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
-                return f32(acc)
-            if name in _ACCUMULATES:
-                partial = _partials(_ACCUMULATES[name], acc, values)
-                if not _subnormal(partial):
-                    return f32(partial[-1])
+        if name in _PICKS:
+            pick = _PICKS[name]
+            # Any order finds the same largest (smallest) value, and a nonzero value has one bit
+            # pattern; only a zero result's sign depends on the order, so then fold in order.
+            picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
+            if not np.any(picked == 0):
+                return f32(picked)
+            for step in values:
+                acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
+            return f32(acc)
+        if name in _ACCUMULATES:
+            partial = _partials(_ACCUMULATES[name], acc, values)
+            if not _subnormal(partial):
+                return f32(partial[-1])
     for step in values:
         acc = _combine(op, acc, step)
     return acc
