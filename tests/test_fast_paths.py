@@ -744,6 +744,14 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
 
 
+
+def test_a_replicated_stream_no_step_changes_is_the_roots_own_array() -> None:
+    mapping = m["Dm, E"]
+    replicated = np.broadcast_to(np.arange(12, dtype=np.float32), (4, 12))
+    root = Root(mapping, "f32", logical_terms(mapping), (), lambda name: replicated)
+    flow = Flow(root).then(Step("commit", mapping, "f32")).then(Step("fetch", mapping, "f32"))
+    assert fused_logical(flow, "fused") is replicated  # no broadcast rebuilt over the same cells
+
 @settings(max_examples=100)
 @given(st.lists(st.tuples(st.sampled_from(["f32", "bf16", "i32"]), st.booleans()), min_size=1, max_size=6),
        st.lists(CELLS, min_size=12, max_size=12))

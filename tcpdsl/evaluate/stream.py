@@ -35,13 +35,17 @@ def fused_logical(flow: Flow, name: str) -> Array:
     found: Array | None = flow.cache.get(key)
     if found is None:
         root = flow.root.logical(name)
-        # A replicated term is cast once, then broadcast.
-        values, dtype = distinct(root) if 0 in root.strides else root, flow.root.dtype
+        values, dtype = root, flow.root.dtype
         for step in flow.steps:
+            if not step.relu and step.dtype == dtype:
+                continue  # most steps only move cells: nothing to compute for them
+            if values is root and 0 in root.strides:
+                values = distinct(root)  # a replicated term is computed once, then broadcast
             if step.relu:
                 values = np.maximum(values, 0)
-            if step.dtype != dtype:  # most steps only move cells: nothing to compute for them
+            if step.dtype != dtype:
                 values, dtype = convert(values, dtype, step.dtype), step.dtype
+        # Values no step changed are the root's own, not a broadcast of their distinct part rebuilt.
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
     return found
 
