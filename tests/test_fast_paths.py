@@ -22,7 +22,8 @@ from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
-from tcpdsl.numerics import chain, kept
+from tcpdsl.numerics import chain, kept, windows
+from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import Tensor, terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
@@ -303,6 +304,21 @@ def test_a_chain_whose_stream_holds_equal_terms_afresh_finds_its_plan_by_identit
     assert _chain_plan(again, logical=True) is found
     evaluator = FusedEvaluator()
     assert evaluator.logical(again).tobytes() == evaluator.logical(chain).tobytes()
+
+
+def test_a_box_found_again_by_its_mappings_identity_reads_what_its_terms_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    tensor, tile = m["E, F"], m["E % 4 # 12, F"]
+    terms, tile_terms = logical_terms(tensor), logical_terms(tile)
+    values = np.arange(96, dtype=np.float32).reshape(12, 8)
+    first = box_values(values, terms, tensor, 96, 32, tile, tile_terms)
+    assert first is not None and np.array_equal(first, values[4:8])
+    monkeypatch.setattr(windows, "StructKey", None)  # a structural key would be built if the identity path missed
+    again = box_values(values, tuple(list(terms)), tensor, 96, 32, tile, tuple(list(tile_terms)))
+    assert again is not None and again.tobytes() == first.tobytes()
+    monkeypatch.undo()
+    # The same mappings over the window's terms in the other order: another box, not the one remembered.
+    swapped = box_values(values, terms, tensor, 96, 32, tile, tile_terms[::-1])
+    assert swapped is not None and np.array_equal(swapped, values[4:8].T)
 
 # -- reshape as a planned gather ----------------------------------------------------------------
 
