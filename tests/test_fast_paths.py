@@ -21,7 +21,7 @@ from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
-from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
+from tcpdsl.evaluate.vector_fused import _f32_constant, _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
@@ -319,6 +319,18 @@ def test_a_box_found_again_by_its_mappings_identity_reads_what_its_terms_say(mon
     # The same mappings over the window's terms in the other order: another box, not the one remembered.
     swapped = box_values(values, terms, tensor, 96, 32, tile, tile_terms[::-1])
     assert swapped is not None and np.array_equal(swapped, values[4:8].T)
+
+
+@pytest.mark.parametrize("op", [FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.MAX])
+def test_a_float_ops_constant_read_once_per_value_has_the_bits_of_reading_it_each_time(op: typing.Any) -> None:
+    stream = np.array(SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    # 0.0 before -0.0 (equal as numbers), subnormals of f32 and f64, values past f32's range, NaN, integers.
+    for value in [0.0, -0.0, 1e-40, -1e-310, 1e39, -np.inf, np.nan, 3, 0, -7, 2.5]:
+        kept = _f32_constant(value)
+        assert not kept.flags.writeable and _f32_constant(value) is kept
+        got = binary(op, stream, kept, operand_clean=True)
+        expected = binary(op, stream, np.asarray(value))
+        assert got.tobytes() == expected.tobytes(), value
 
 # -- reshape as a planned gather ----------------------------------------------------------------
 

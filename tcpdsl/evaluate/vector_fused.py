@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import is_
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -24,7 +24,7 @@ from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rear
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
-from tcpdsl.numerics.vector_ops import reduce_fold
+from tcpdsl.numerics.vector_ops import f32, reduce_fold
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.vector_ops import I32, op_dtype
 
@@ -80,8 +80,14 @@ def run_pass(chain: VectorChain, name: str) -> Array:
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
-            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands], clean=clean)
-            clean, computed = flushes(step), True
+            flushing, operands = flushes(step), step.operands
+            if flushing and len(operands) == 1 and type(operands[0]) is Constant:
+                # A float op's one constant, as it reads it, made once per value.
+                values = elementwise(step, values, [_f32_constant(operands[0].value)], clean=clean,
+                                     operand_clean=True)
+            else:
+                values = elementwise(step, values, [_read(o, terms, stash, name) for o in operands], clean=clean)
+            clean, computed = flushing, True
         terms = after
     if single:
         return np.broadcast_to(values, tuple(t.count for t in chain.terms))
@@ -115,6 +121,27 @@ def _same_layouts(these: tuple[Mapping, ...], those: tuple[Mapping, ...]) -> boo
 def _narrowed(terms: tuple[Digit, ...], single: frozenset[Digit]) -> tuple[Digit, ...]:
     """``terms`` with each term of ``single`` cut to its first digit value."""
     return tuple(replace(t, count=1) if t in single else t for t in terms)
+
+
+_CONSTANTS_LIMIT: Final = 256
+_f32_constants: dict[object, Array] = {}
+
+
+def _f32_constant(value: float | int) -> Array:
+    """``value`` as a float op reads it (:func:`~tcpdsl.numerics.vector_ops.f32`: a 0-d f32 with the rules
+    applied), read-only, kept per value: a kernel's immediates are the same numbers on every call."""
+    # A float by its bits' text, so that -0.0 is not taken for 0.0 (they compare equal); every NaN reads alike.
+    key = value.hex() if type(value) is float else value if type(value) is int else None
+    found = None if key is None else _f32_constants.get(key)
+    if found is None:
+        with np.errstate(over="ignore"):  # past f32's range reads as infinity, as inside the op
+            found = f32(value)
+        found.setflags(write=False)
+        if key is not None:
+            if len(_f32_constants) >= _CONSTANTS_LIMIT:
+                _f32_constants.clear()
+            _f32_constants[key] = found
+    return found
 
 
 def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:

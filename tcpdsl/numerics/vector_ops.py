@@ -192,9 +192,9 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
 
 @_QUIET
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False) -> Array:
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
     """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
-    :func:`fp_unary`, said of ``stream``."""
+    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
     dtype = op_dtype(op)
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
@@ -204,15 +204,16 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, stream if clean else read_f32(stream), read_f32(operand))  # type: ignore[arg-type]
+    a, b = _arguments(mode, stream if clean else read_f32(stream),  # type: ignore[arg-type]
+                      operand if operand_clean else read_f32(operand))  # type: ignore[arg-type]
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
     return _fixed(function(a, b))
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
-           clean: bool = False) -> Array:
+           clean: bool = False, operand_clean: bool = False) -> Array:
     """The FpDiv stage: ``stream / operand`` (by default) on f32."""
-    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean)
+    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean, operand_clean=operand_clean)
 
 
 def fma(a: object, b: object, c: object) -> Array:
