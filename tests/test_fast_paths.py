@@ -21,7 +21,7 @@ from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
-from tcpdsl.evaluate.vector_fused import _f32_constant, _replicated, broadcast_vrf, read_vrf, run_pass
+from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
@@ -331,6 +331,19 @@ def test_a_float_ops_constant_read_once_per_value_has_the_bits_of_reading_it_eac
         got = binary(op, stream, kept, operand_clean=True)
         expected = binary(op, stream, np.asarray(value))
         assert got.tobytes() == expected.tobytes(), value
+
+
+@pytest.mark.parametrize(("after", "reduce"), [("E, Dm", "F"), ("F", "E"), ("E, F", "Dm"), ("F, Dm", "E"), ("Dm", None)])
+def test_a_reduce_puts_its_removed_dimensions_first_as_moving_them_does(after: str, reduce: str | None) -> None:
+    terms, kept = logical_terms(m["E, F, Dm"]), logical_terms(m[after])
+    kept_axes = {t.axis for t in kept}
+    removed = [i for i, t in enumerate(terms) if t.axis == reduce or t.axis not in kept_axes]
+    values = np.arange(12 * 8 * 4, dtype=np.float32).reshape(12, 8, 4)
+    how = _folding(terms, kept, reduce)
+    got = values if how.order is None else values.transpose(how.order)
+    expected = np.moveaxis(values, removed, list(range(len(removed))))
+    assert (how.order is None) == (removed == list(range(len(removed))))
+    assert got.shape == expected.shape and np.shares_memory(got, values) and got.tobytes() == expected.tobytes()
 
 # -- reshape as a planned gather ----------------------------------------------------------------
 

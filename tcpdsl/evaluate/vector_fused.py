@@ -200,7 +200,7 @@ def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tupl
     """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
     how = planned(_folding, terms, after, step.reduce)
     # The removed terms first: each step of the fold then reads a row laid out as the stream is.
-    moved = np.moveaxis(values, how.removed, how.front) if how.removed != how.front else values
+    moved = values if how.order is None else values.transpose(how.order)
     folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0)
     grouped = rearrange(folded, how.kept, how.base)
     if not how.fresh:
@@ -210,12 +210,11 @@ def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tupl
 
 @dataclass(frozen=True)
 class _Folding:
-    """How :func:`_reduce` folds a stream over one term list into another: the removed dimensions (moved
-    to the ``front``), the fold's rows, the kept terms regrouped as ``base``, and where the terms the
-    result adds go (``fresh``) in its ``shape``."""
+    """How :func:`_reduce` folds a stream over one term list into another: the dimensions put in ``order``
+    (the removed ones first, None when they are), the fold's rows, the kept terms regrouped as ``base``,
+    and where the terms the result adds go (``fresh``) in its ``shape``."""
 
-    removed: tuple[int, ...]
-    front: tuple[int, ...]
+    order: tuple[int, ...] | None
     rows: tuple[int, ...]
     kept: tuple[Digit, ...]
     base: tuple[Digit, ...]
@@ -231,5 +230,6 @@ def _folding(terms: tuple[Digit, ...], after: tuple[Digit, ...], reduce: str | N
     held = set(axes_of(kept))
     base = tuple(t for t in after if t.axis in held)
     fresh = tuple(i for i, t in enumerate(after) if t.axis not in held)
-    return _Folding(removed, tuple(range(len(removed))), (-1, *(t.count for t in kept)), kept, base, fresh,
-                    tuple(t.count for t in after))
+    order = (*removed, *(i for i in range(len(terms)) if i not in removed))
+    return _Folding(None if order == tuple(range(len(terms))) else order, (-1, *(t.count for t in kept)), kept,
+                    base, fresh, tuple(t.count for t in after))
