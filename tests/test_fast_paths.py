@@ -22,7 +22,7 @@ from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate.stream import fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _replicated, broadcast_vrf, read_vrf, run_pass
-from tcpdsl.numerics import chain, kept, windows
+from tcpdsl.numerics import chain, kept, scalars, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import Tensor, terms_of_mapping
@@ -785,6 +785,27 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
 
 
+
+@pytest.mark.parametrize("cast_first", [True, False])
+def test_a_whole_view_of_a_cast_stream_widens_it_as_the_scan_would(cast_first: bool,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    cells = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), 48).reshape(4, 12)
+    if cast_first:  # f32 data cast to bf16 by a step of the parent: what the view reads left no pattern to fix
+        data, dtype = cells.view(np.float32), "f32"
+    else:  # bf16 patterns given as they are, subnormals and NaN payloads included: the view must fix them
+        data, dtype = (cells >> 16).astype(np.uint16).view(tcp.bf16.numpy), "bf16"
+    parent = Flow(Root(mapping, dtype, terms, (), lambda name: data))
+    if cast_first:
+        parent = parent.then(Step("commit", mapping, "bf16"))
+    view = Flow(Root(mapping, "bf16", terms, (), lambda name: fused_logical(parent, name), source=parent))
+    view = view.then(Step("fetch", mapping, "f32"))
+    expected = widen_values(fused_logical(parent, "fused"), "bf16")  # with the scan, as defined
+    if cast_first:
+        monkeypatch.setattr(scalars, "_widen_bf16", None)  # the scan is skipped
+    got = fused_logical(view, "fused")
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
 def test_a_replicated_stream_no_step_changes_is_the_roots_own_array() -> None:
     mapping = m["Dm, E"]

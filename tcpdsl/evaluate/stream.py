@@ -30,11 +30,17 @@ Array = npt.NDArray[Any]
 
 def fused_logical(flow: Flow, name: str) -> Array:
     """The flow's values over its root's terms: the root's values cast at each change of dtype, each
-    distinct value once where the root repeats one along a term (read-only then)."""
+    distinct value once where the root repeats one along a term (read-only then).
+
+    A flow whose values came out of a cast to bf16 says so (``<evaluator>:canonical``, holding those very
+    values): a whole view of it widens them without the scan for patterns a cast never leaves.
+    """
     key = f"{name}:logical"
     found: Array | None = flow.cache.get(key)
     if found is None:
         root = flow.root.logical(name)
+        source, mark = flow.root.source, f"{name}:canonical"
+        canonical = isinstance(source, Flow) and source.cache.get(mark) is root
         values, dtype = root, flow.root.dtype
         for step in flow.steps:
             if not step.relu and step.dtype == dtype:
@@ -42,11 +48,14 @@ def fused_logical(flow: Flow, name: str) -> Array:
             if values is root and 0 in root.strides:
                 values = distinct(root)  # a replicated term is computed once, then broadcast
             if step.relu:
-                values = np.maximum(values, 0)
+                values, canonical = np.maximum(values, 0), False
             if step.dtype != dtype:
-                values, dtype = convert(values, dtype, step.dtype), step.dtype
+                values, dtype = convert(values, dtype, step.dtype, canonical=canonical), step.dtype
+                canonical = True
         # Values no step changed are the root's own, not a broadcast of their distinct part rebuilt.
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
+        if canonical and dtype == "bf16":
+            flow.cache[mark] = found
     return found
 
 
