@@ -15,7 +15,7 @@ import numpy.typing as npt
 from tcpdsl.numerics import vector_ops as ops
 from tcpdsl.numerics.vector_chain import PassStep
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import F32, BinaryArgMode, LogicBinaryOpF32, TernaryArgMode, op_dtype
+from tcpdsl.verify.vector_ops import F32, OP_DTYPE, BinaryArgMode, LogicBinaryOpF32, TernaryArgMode
 
 Array = npt.NDArray[Any]
 
@@ -48,7 +48,7 @@ def flushes(step: PassStep) -> bool:
     f32 result), not a bit op's or a reinterpretation's, which leave the bits alone."""
     if step.stage in _FLUSHING:
         return True
-    return step.stage in _BINARY and op_dtype(step.op) == F32 and not isinstance(step.op, LogicBinaryOpF32)
+    return step.stage in _BINARY and OP_DTYPE[type(step.op)] == F32 and not isinstance(step.op, LogicBinaryOpF32)
 
 
 def elementwise(step: PassStep, stream: Array, operands: Sequence[Array], *, clean: bool = False,

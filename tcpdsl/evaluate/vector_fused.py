@@ -26,7 +26,7 @@ from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import f32, reduce_fold
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import I32, op_dtype
+from tcpdsl.verify.vector_ops import I32, OP_DTYPE
 
 Array = npt.NDArray[Any]
 Stream = tuple[Array, tuple[Digit, ...]]
@@ -76,7 +76,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
             stash = (values, terms)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
             values = _reduce(step, values, terms, after)
-            clean, computed = op_dtype(step.op) != I32, True  # an f32 fold applies the rules to its result
+            clean, computed = OP_DTYPE[type(step.op)] != I32, True  # an f32 fold applies the rules to its result
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:

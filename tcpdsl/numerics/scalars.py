@@ -324,7 +324,8 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     * f32: subnormals flush, NaN becomes 0x7fc00000.
     * integers: wrap to their value width (i5 to 5 bits, i9 to 9 bits).
     """
-    target = scalar(to)
+    # scalar(to), without its call for a known name (every cast of a stream passes one).
+    target = (_REGISTRY.get(to) if isinstance(to, str) else None) or scalar(to)
     src = array if type(array) is np.ndarray else np.asarray(array)
     if not target.is_float:
         storage = target.numpy
@@ -355,7 +356,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     which leaves no bf16 subnormal and only the canonical NaN: nothing is left to fix, so bf16
     widens by plain conversion (the same bits, without the scan for special values).
     """
-    source = scalar(frm)
+    source = (_REGISTRY.get(frm) if isinstance(frm, str) else None) or scalar(frm)  # as in cast
     src = array if type(array) is np.ndarray else np.asarray(array)
     if canonical and source is bf16 and src.dtype == bf16.numpy:
         return src.astype(np.float32)

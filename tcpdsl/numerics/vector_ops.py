@@ -31,6 +31,7 @@ from tcpdsl.verify.vector_ops import (
     FxpBinaryOp,
     LogicBinaryOpF32,
     LogicBinaryOpI32,
+    OP_DTYPE,
     MulF,
     ReduceOp,
     TernaryArgMode,
@@ -195,7 +196,7 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
            mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
     """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
     :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
-    dtype = op_dtype(op)
+    dtype = OP_DTYPE[type(op)]  # op_dtype's table, read without the call: binary runs on every step
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
     if isinstance(op, LogicBinaryOpF32):
@@ -334,7 +335,7 @@ def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
-    f32_fold = op_dtype(op) != I32
+    f32_fold = OP_DTYPE[type(op)] != I32
     read = read_f32(x) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
     acc = np.full(values.shape[1:], identity(op))
