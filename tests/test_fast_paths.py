@@ -19,10 +19,11 @@ from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
 from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
-from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.evaluate import vector_fused
+from tcpdsl.evaluate.stream import converted, fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
 from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _replicated, broadcast_vrf, read_vrf, run_pass
-from tcpdsl.numerics import chain, kept, scalars, windows
+from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import Tensor, terms_of_mapping
@@ -34,11 +35,11 @@ from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import term_coordinates
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics import vector_chain
-from tcpdsl.numerics.vector_chain import PassStep, VrfValues
+from tcpdsl.numerics.vector_chain import Constant, PassStep, VrfValues
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_pass import STASH
+from tcpdsl.verify.vector_pass import STASH, Immediate
 from tcpdsl.numerics.vector_ops import (_combine, _converted, _subnormal, binary, f32, fp_unary, identity,
                                         reduce_fold)
 from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
@@ -102,6 +103,14 @@ def test_casts_and_pass_ops_quiet_the_flags_of_the_values_their_rules_define_and
         for reduce_op in F32_REDUCES:
             reduce_fold(reduce_op, data, 0)
         assert np.geterr()["over"] == "raise" and np.geterr()["invalid"] == "raise"
+
+@pytest.mark.parametrize("op", F32_REDUCES)
+def test_a_fold_of_a_clean_stream_read_without_its_scan_has_the_bits_of_the_scanned_fold(
+        op: ReduceOp, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = f32(np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), (6, 16)).view(np.float32))  # the rules applied
+    expected = reduce_fold(op, data, 0)
+    monkeypatch.setattr(vector_ops, "read_f32", None)  # said clean: not scanned
+    assert reduce_fold(op, data, 0, clean=True).tobytes() == expected.tobytes()
 
 @settings(max_examples=200)
 @given(st.lists(CELLS, min_size=0, max_size=40))
@@ -767,6 +776,50 @@ def test_a_pass_that_computes_nothing_returns_an_array_of_its_own() -> None:
     assert got.tobytes() == np.ascontiguousarray(source).tobytes()
     assert got.flags.writeable and not np.shares_memory(got, source)
 
+
+
+def _flows_of(cells: np.ndarray) -> tuple[Flow, Flow]:
+    """Two flows over the f32 ``cells`` (one row of Q): the cells as given, and the cells cast to bf16 and
+    widened back by its steps (which the flow marks as converted)."""
+    mapping = m["Q"]
+    terms = logical_terms(mapping)
+    given = Flow(Root(mapping, "f32", terms, (), lambda name: cells))
+    return given, given.then(Step("commit", mapping, "bf16")).then(Step("fetch", mapping, "f32"))
+
+
+def test_values_a_flow_converted_are_known_by_their_memory_and_nothing_else_is() -> None:
+    given, cast_back = _flows_of(np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), Q.n).view(np.float32))
+    values = fused_logical(cast_back, "fused")
+    assert converted(values, cast_back, "fused") and converted(values[::2], cast_back, "fused")
+    assert not converted(values.copy(), cast_back, "fused")  # other memory: nothing known of it
+    assert not converted(values.view(np.uint32), cast_back, "fused")  # another dtype
+    assert not converted(values, given, "fused") and not converted(values, cast_back, "simulate")
+    assert not converted(values, object(), "fused")
+    assert not converted(fused_logical(given, "fused"), given, "fused")  # no conversion: nothing known
+
+
+@pytest.mark.parametrize("cast_back", [True, False])
+def test_a_pass_reads_a_converted_source_without_its_scan_with_the_bits_of_the_scan(
+        cast_back: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    # Subnormals among the cells: multiplied by 2**100 they would become normal numbers unless flushed first.
+    cells = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), Q.n).view(np.float32)
+    flow = _flows_of(cells)[1 if cast_back else 0]
+    values = fused_logical(flow, "fused")
+    p = tag(Pass(values, "Q", ["1", "1", "Q", "1", "1 # 8"], {"Q": Q.n}))
+    p.call(Stage.VECTOR_NARROW_TRIM, vc.vector_narrow_trim, out_packet=p.m("1 # 4"))
+    mul = FpBinaryOp.MUL_F(FpMulAlu.MUL0)
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=mul, operand=Immediate("f32"),
+           record={"op": mul, "operands": (Constant(2.0**100),)})
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+    chain = final(p).chain
+    scanned = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: values))
+    known = dataclasses.replace(scanned, source=dataclasses.replace(scanned.source, origin=flow))
+    expected = run_pass(scanned, "fused")
+    if cast_back:
+        monkeypatch.setattr(vector_fused, "typed_read", None)  # the source is read as it is
+    assert run_pass(known, "fused").tobytes() == expected.tobytes()
 
 @pytest.mark.parametrize("relu", [False, True])
 def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None:

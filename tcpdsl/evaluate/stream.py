@@ -32,8 +32,9 @@ def fused_logical(flow: Flow, name: str) -> Array:
     """The flow's values over its root's terms: the root's values cast at each change of dtype, each
     distinct value once where the root repeats one along a term (read-only then).
 
-    A flow whose values came out of a cast to bf16 says so (``<evaluator>:canonical``, holding those very
-    values): a whole view of it widens them without the scan for patterns a cast never leaves.
+    A flow whose values came out of the RNGD conversion to its dtype says so (``<evaluator>:canonical``,
+    holding those very values; see :func:`converted`): a whole view of a bf16 one widens them without the
+    scan for patterns a cast never leaves, and a pass reads an f32 one without its scan.
     """
     key = f"{name}:logical"
     found: Array | None = flow.cache.get(key)
@@ -54,9 +55,27 @@ def fused_logical(flow: Flow, name: str) -> Array:
                 canonical = True
         # Values no step changed are the root's own, not a broadcast of their distinct part rebuilt.
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
-        if canonical and dtype == "bf16":
+        if canonical and dtype in ("bf16", "f32"):
             flow.cache[mark] = found
     return found
+
+
+def converted(values: Array, flow: object, name: str) -> bool:
+    """Whether ``values`` are cells of what ``flow`` (a :class:`Flow`, else nothing is known) marked as
+    converted by the RNGD rules, in its dtype: bf16 with no subnormal and only the canonical NaN, or f32
+    flushed. A marked array's memory belongs to a conversion's result (or a broadcast of it), all of whose
+    cells are converted; so does that of any view of it, which is what a read that moves no value gives."""
+    if not isinstance(flow, Flow):
+        return False
+    mark: Array | None = flow.cache.get(f"{name}:canonical")
+    return mark is not None and values.dtype == mark.dtype and (values is mark or _memory(values) is _memory(mark))
+
+
+def _memory(values: Array) -> object:
+    """The array that owns ``values``'s memory."""
+    while isinstance(values.base, np.ndarray):
+        values = values.base
+    return values
 
 
 def simulated(flow: Flow, name: str) -> Buffer:

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Digit, Mapping
+from tcpdsl.evaluate.stream import converted
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
@@ -26,10 +27,10 @@ from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
 from tcpdsl.numerics.vector_ops import f32, reduce_fold
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import I32, OP_DTYPE
+from tcpdsl.verify.vector_ops import F32, I32, OP_DTYPE
 
 Array = npt.NDArray[Any]
-Stream = tuple[Array, tuple[Digit, ...]]
+Stash = tuple[Array, tuple[Digit, ...], bool]  # the stream kept, its terms, and whether it was clean
 
 
 def logical(chain: VectorChain, name: str) -> Array:
@@ -59,12 +60,14 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
     terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
-    values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
-                        if single else source, chain.source.dtype)
+    picked = source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)] if single else source
+    # Cells of an f32 stream the RNGD conversion left are read as they are: the scan would find nothing to fix.
+    ready = chain.source.dtype == F32 and converted(source, chain.source.origin, name)
+    values = picked if ready else typed_read(picked, chain.source.dtype)
     # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
     # whether a step computed it (else it may still be the source's own array).
     clean, computed = chain.source.dtype != I32, False
-    stash: Stream | None = None
+    stash: Stash | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
         if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
@@ -73,18 +76,17 @@ def run_pass(chain: VectorChain, name: str) -> Array:
             after = _narrowed(step.terms, single) if single else step.terms
         layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
-            stash = (values, terms)
+            stash = (values, terms, clean)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
-            values = _reduce(step, values, terms, after)
+            values = _reduce(step, values, terms, after, clean)
             clean, computed = OP_DTYPE[type(step.op)] != I32, True  # an f32 fold applies the rules to its result
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
             flushing, operands = flushes(step), step.operands
-            if flushing and len(operands) == 1 and type(operands[0]) is Constant:
-                # A float op's one constant, as it reads it, made once per value.
-                values = elementwise(step, values, [_f32_constant(operands[0].value)], clean=clean,
-                                     operand_clean=True)
+            if flushing and len(operands) == 1:  # a float op's one operand: read without a scan when it can be
+                operand, operand_clean = _f32_read(operands[0], terms, stash, name)
+                values = elementwise(step, values, [operand], clean=clean, operand_clean=operand_clean)
             else:
                 values = elementwise(step, values, [_read(o, terms, stash, name) for o in operands], clean=clean)
             clean, computed = flushing, True
@@ -144,13 +146,26 @@ def _f32_constant(value: float | int) -> Array:
     return found
 
 
-def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:
+def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
         return read_vrf(operand.read(name), operand.terms, terms)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
+
+
+def _f32_read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> tuple[Array, bool]:
+    """What :func:`_read` gives for an f32 op, and whether it is f32 with the rules applied already: a constant
+    made so once per value, a VRF read that moves the cells of a stream the RNGD conversion left, or a stash
+    of a stream a float op computed."""
+    if isinstance(operand, Constant):
+        return _f32_constant(operand.value), True
+    if isinstance(operand, VrfValues):
+        vrf = operand.read(name)
+        return read_vrf(vrf, operand.terms, terms), vrf.dtype == np.float32 and converted(vrf, operand.origin, name)
+    assert stash is not None
+    return rearrange(stash[0], stash[1], terms), stash[2]
 
 
 def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Array]) -> Array:
@@ -196,12 +211,13 @@ def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...])
     return vrf[how] if how else vrf
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
-    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
+def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...], clean: bool) -> Array:
+    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds. ``clean``
+    says the stream is f32 with the rules applied."""
     how = planned(_folding, terms, after, step.reduce)
     # The removed terms first: each step of the fold then reads a row laid out as the stream is.
     moved = values if how.order is None else values.transpose(how.order)
-    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0)
+    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0, clean=clean)
     grouped = rearrange(folded, how.kept, how.base)
     if not how.fresh:
         return grouped

@@ -329,14 +329,15 @@ def _partials(function: Any, start: Array, values: Array) -> Array:
 
 
 @_QUIET
-def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
-    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation).
+def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> Array:
+    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation);
+    ``clean`` as for :func:`fp_unary`.
 
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
     f32_fold = OP_DTYPE[type(op)] != I32
-    read = read_f32(x) if f32_fold else i32(x)  # only read: no copy needed
+    read = (np.asarray(x) if clean else read_f32(x)) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
     acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold:
