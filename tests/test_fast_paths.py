@@ -22,7 +22,7 @@ from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import converted, fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
-from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _replicated, broadcast_vrf, read_vrf, run_pass
+from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
@@ -777,6 +777,14 @@ def test_a_pass_that_computes_nothing_returns_an_array_of_its_own() -> None:
     assert got.flags.writeable and not np.shares_memory(got, source)
 
 
+
+def test_a_narrowing_found_by_its_terms_identity_answers_for_the_replicated_set_it_is_given() -> None:
+    terms = logical_terms(m["Dm, E, F"])
+    values = np.arange(4 * 12 * 8).reshape(4, 12, 8)
+    for single in [frozenset(terms[:1]), frozenset(terms[1:]), frozenset(terms[:1]), frozenset({terms[2]})]:
+        narrowed, index = _narrowing(terms, frozenset(single))  # a set built afresh, as each call builds it
+        assert narrowed == tuple(dataclasses.replace(t, count=1) if t in single else t for t in terms)
+        assert values[index].shape == tuple(t.count for t in narrowed)
 
 def _flows_of(cells: np.ndarray) -> tuple[Flow, Flow]:
     """Two flows over the f32 ``cells`` (one row of Q): the cells as given, and the cells cast to bf16 and

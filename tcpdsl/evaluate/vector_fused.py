@@ -18,7 +18,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Digit, Mapping
+from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.stream import converted
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
@@ -59,8 +59,11 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     given = chain.source.logical(name)
     source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
-    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
-    picked = source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)] if single else source
+    if single:
+        terms, index = _narrowing(chain.source.terms, single)
+        picked = source[index]
+    else:
+        terms, picked = chain.source.terms, source
     # Cells of an f32 stream the RNGD conversion left are read as they are: the scan would find nothing to fix.
     ready = chain.source.dtype == F32 and converted(source, chain.source.origin, name)
     values = picked if ready else typed_read(picked, chain.source.dtype)
@@ -73,7 +76,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
         if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
-            after = _narrowed(step.terms, single) if single else step.terms
+            after = _narrowing(step.terms, single)[0] if single else step.terms
         layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
             stash = (values, terms, clean)
@@ -101,28 +104,48 @@ def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
     that no VRF operand or reduce reads by axis: the pass computes the same along them."""
     if 0 not in source.strides:
         return frozenset()
-    repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    # Lists, not sets, until the end: a term's hash is computed in Python, and the list filters need none.
+    repeated = [t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0]
     layouts = chain.source.layouts
     for step in chain.steps:
         if not repeated:
             break
-        same, layouts = _same_layouts(step.layouts, layouts), step.layouts
+        # The same layout objects as the step before hold the same terms.
+        these = step.layouts
+        same = these is layouts or (len(these) == len(layouts) and all(map(is_, these, layouts)))
+        layouts = these
         if same and not step.operands and step.reduce is None:
             continue  # the terms the step before kept, nothing read by axis: the same terms survive
         read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
-        repeated = {t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce}
+        repeated = [t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce]
     return frozenset(repeated)
-
-
-def _same_layouts(these: tuple[Mapping, ...], those: tuple[Mapping, ...]) -> bool:
-    """Whether two steps' layouts are the same objects (so they hold the same terms)."""
-    return these is those or (len(these) == len(those) and all(map(is_, these, those)))
 
 
 @lru_cache(maxsize=256)
 def _narrowed(terms: tuple[Digit, ...], single: frozenset[Digit]) -> tuple[Digit, ...]:
     """``terms`` with each term of ``single`` cut to its first digit value."""
     return tuple(replace(t, count=1) if t in single else t for t in terms)
+
+
+_NARROWINGS_LIMIT: Final = 256
+# id of a term tuple -> the tuple, the replicated terms, what they narrow it to, and the index that cuts an
+# array over it so.
+_Narrowing = tuple[tuple[Digit, ...], tuple[slice, ...]]
+_narrowings: dict[int, tuple[tuple[Digit, ...], frozenset[Digit], _Narrowing]] = {}
+
+
+def _narrowing(terms: tuple[Digit, ...], single: frozenset[Digit]) -> _Narrowing:
+    """:func:`_narrowed`, and the index cutting an array over ``terms`` to it; found first by the identity of
+    ``terms`` (a pass called again hands the same tuples), the replicated set, built afresh on every call,
+    compared by value (which reads the hashes the sets keep rather than hashing terms again)."""
+    seen = _narrowings.get(id(terms))
+    if seen is not None and seen[0] is terms and seen[1] == single:
+        return seen[2]
+    found = (_narrowed(terms, single), tuple(slice(0, 1) if t in single else slice(None) for t in terms))
+    if len(_narrowings) >= _NARROWINGS_LIMIT:
+        _narrowings.clear()
+    _narrowings[id(terms)] = (terms, single, found)  # kept with its tuple, so no other tuple takes its id
+    return found
 
 
 _CONSTANTS_LIMIT: Final = 256
