@@ -29,7 +29,9 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, TermCut, accumulator_dtype, plan_fold, term_cut
-from tcpdsl.evaluate.memory import Refusing
+from tcpdsl.errors import LayoutError
+from tcpdsl.evaluate import memory
+from tcpdsl.evaluate.memory import What, check_fits, too_large
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
@@ -143,6 +145,7 @@ class _ChainPlan:
     out: Mapping
     target: Mapping
     terms: tuple[Digit, ...]  # the dimensions of the logical result
+    cells: int  # how many cells they hold
     read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
     # How the fold reads each operand's own array (no coordinate array), when it can.
     held: tuple[TermCut, TermCut] | None
@@ -197,7 +200,7 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     terms = logical_terms(target)
     direct = fold is not None and not held(target).irregular and lines_up(fold.chain, terms)
     read = logical_read(fold.keep, fold.chain, terms) if fold is not None and direct else None
-    found = _ChainPlan(fold, pre_reduce, out, target, terms, read,
+    found = _ChainPlan(fold, pre_reduce, out, target, terms, math.prod(t.count for t in terms), read,
                        None if fold is None else _held_cuts(fold, stream, weight))
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
@@ -215,9 +218,20 @@ def _fold(found: _ChainPlan, fold: FoldPlan, chain: Chain) -> Folded:
     return fold.run(chain.stream.widened(), chain.weight.widened())
 
 
-def _result_fits(chain: Chain, cells: int, where: Callable[[], str]) -> Refusing:
-    """The result is the largest array the fold builds: refuse it when it cannot fit (docs/runtime.md §3.11)."""
-    return Refusing(chain.stage, lambda: f"a result of {cells} cells {where()} in {chain.acc}", cells * 4, "fused")
+# The result is the largest array the fold builds: it is refused when it cannot fit (docs/runtime.md §3.11), as
+# Refusing does, written out here: a small result (most) reads no free memory, and its guard then costs no call.
+def _result_what(chain: Chain, cells: int, where: Callable[[], str]) -> What:
+    return lambda: f"a result of {cells} cells {where()} in {chain.acc}"
+
+
+def _check_result(chain: Chain, cells: int, where: Callable[[], str]) -> None:
+    if cells * 4 >= memory.CHECKED_FROM:
+        check_fits(chain.stage, _result_what(chain, cells, where), cells * 4, "fused")
+
+
+def _result_refused(chain: Chain, cells: int, where: Callable[[], str]) -> LayoutError:
+    """The refusal of a result numpy could not allocate after all."""
+    return too_large(chain.stage, _result_what(chain, cells, where), cells * 4, "fused", None)
 
 
 class FusedEvaluator:
@@ -227,8 +241,12 @@ class FusedEvaluator:
 
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
-        with _result_fits(chain, found.target.size, lambda: f"over {found.target}"):
+        cells = found.target.size
+        _check_result(chain, cells, lambda: f"over {found.target}")
+        try:
             return self._run(chain, found)
+        except MemoryError:
+            raise _result_refused(chain, cells, lambda: f"over {found.target}") from None
 
     def _run(self, chain: Chain, found: _ChainPlan) -> Array:
         stream, weight = chain.stream, chain.weight
@@ -246,9 +264,12 @@ class FusedEvaluator:
         found = _chain_plan(chain, logical=True)
         if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
-        cells = math.prod(t.count for t in found.terms)
-        with _result_fits(chain, cells, lambda: "over its logical terms"):
+        cells = found.cells
+        _check_result(chain, cells, lambda: "over its logical terms")
+        try:
             return found.read.apply(_fold(found, found.fold, chain).values)
+        except MemoryError:
+            raise _result_refused(chain, cells, lambda: "over its logical terms") from None
 
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms (docs/runtime.md §4)."""
