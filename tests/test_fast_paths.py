@@ -661,6 +661,18 @@ def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typin
     assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
 
 
+
+def test_vrf_reads_over_one_stream_found_by_its_identity_answer_for_the_vrf_terms_they_are_given() -> None:
+    terms = terms_of_mapping(m["N, D"])
+    stream_shape = tuple(t.count for t in terms)
+    for _ in range(2):  # the second round finds each plan remembered
+        for vrf_map in (m["D % 8, N / 2"], m["D"], m["N"], m["D / 4"]):
+            vrf_terms = tuple(list(terms_of_mapping(vrf_map)))  # a tuple of its own, as a VRF loaded afresh holds
+            vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
+            expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
+            got = read_vrf(vrf, vrf_terms, terms)
+            assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
+
 # -- a vector pass over a replicated stream -----------------------------------------------------
 
 @pytest.mark.parametrize("vrf_axes", ["H", "R H"])

@@ -225,10 +225,36 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
     return index
 
 
+_VrfReading = _View | tuple[Array, ...]
+_VRF_PLANS_LIMIT: Final = 256
+_VRF_PLANS_PER_STREAM: Final = 8
+# id of a stream's term tuple -> the tuple, and each VRF term list read over it with its reading.
+_vrf_plans: dict[int, tuple[tuple[Digit, ...], list[tuple[tuple[Digit, ...], _VrfReading]]]] = {}
+
+
+def _vrf_plan(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _VrfReading:
+    """:func:`_vrf_reading`, found first by the identity of the stream's terms (a pass called again hands the
+    same tuple), the VRF's terms compared by value: a VRF loaded afresh on every call holds equal terms in
+    a tuple of its own, which would miss by identity and cost the hashes of both term lists."""
+    seen = _vrf_plans.get(id(terms))
+    if seen is not None and seen[0] is terms:
+        for known, how in seen[1]:
+            if known == vrf_terms:
+                return how
+    how = planned(_vrf_reading, vrf_terms, terms)
+    if seen is None or seen[0] is not terms:
+        if len(_vrf_plans) >= _VRF_PLANS_LIMIT:
+            _vrf_plans.clear()
+        _vrf_plans[id(terms)] = (terms, [(vrf_terms, how)])  # kept with its tuple: no other tuple takes its id
+    elif len(seen[1]) < _VRF_PLANS_PER_STREAM:
+        seen[1].append((vrf_terms, how))
+    return how
+
+
 def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
     """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
     term lists and broadcastable to the stream rather than as large as it."""
-    how = planned(_vrf_reading, vrf_terms, terms)
+    how = _vrf_plan(vrf_terms, terms)
     if isinstance(how, _View):
         return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
