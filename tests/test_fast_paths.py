@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gc
 import math
@@ -111,6 +112,16 @@ def test_a_fold_of_a_clean_stream_read_without_its_scan_has_the_bits_of_the_scan
     expected = reduce_fold(op, data, 0)
     monkeypatch.setattr(vector_ops, "read_f32", None)  # said clean: not scanned
     assert reduce_fold(op, data, 0, clean=True).tobytes() == expected.tobytes()
+
+def test_the_float_ops_looked_up_by_id_are_the_ops_of_the_tables() -> None:
+    for op, function in vector_ops._FLOAT_BINARY.items():
+        assert vector_ops._FLOAT_BY_ID[id(op)] is function and copy.copy(op) is op  # a member is its own copy
+    for unary, function in vector_ops._UNARY.items():
+        assert vector_ops._UNARY_BY_ID[id(unary)] is function
+    data = np.array(SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        for unary in FpUnaryOp:
+            assert fp_unary(unary, data).tobytes() == f32(vector_ops._UNARY[unary](f32(data))).tobytes()
 
 @settings(max_examples=200)
 @given(st.lists(CELLS, min_size=0, max_size=40))

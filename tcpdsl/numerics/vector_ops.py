@@ -166,6 +166,12 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 }
 
 
+# The same tables by the id of each op: an enum member hashes in Python, and the float ops run on every step
+# of a pass. A member lives as long as its class, so its id is its own.
+_FLOAT_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _FLOAT_BINARY.items()}
+_UNARY_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _UNARY.items()}
+
+
 # The ops below write what overflow and NaN give by the rules, so their floating-point flags tell the caller
 # nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
 # ``with`` block, on functions every pass step runs.
@@ -176,7 +182,7 @@ _QUIET: Final = np.errstate(all="ignore")
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    return _fixed(_UNARY[op](x if clean else read_f32(x)))
+    return _fixed(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -207,7 +213,7 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
     a, b = _arguments(mode, stream if clean else read_f32(stream),  # type: ignore[arg-type]
                       operand if operand_clean else read_f32(operand))  # type: ignore[arg-type]
-    function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
+    function = np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
     return _fixed(function(a, b))
 
 
