@@ -68,14 +68,14 @@ def converted(values: Array, flow: object, name: str) -> bool:
     if not isinstance(flow, Flow):
         return False
     mark: Array | None = flow.cache.get(f"{name}:canonical")
-    return mark is not None and values.dtype == mark.dtype and (values is mark or _memory(values) is _memory(mark))
-
-
-def _memory(values: Array) -> object:
-    """The array that owns ``values``'s memory."""
+    if mark is None or values.dtype != mark.dtype:
+        return False
+    # The arrays that own the memory of each (walked here: a pass asks this of its source and each VRF read).
     while isinstance(values.base, np.ndarray):
         values = values.base
-    return values
+    while isinstance(mark.base, np.ndarray):
+        mark = mark.base
+    return values is mark
 
 
 def simulated(flow: Flow, name: str) -> Buffer:
