@@ -60,12 +60,6 @@ def read_f32(x: object) -> Array:
     return f32(x)
 
 
-def _fixed(result: object) -> Array:
-    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it;
-    a 0-d result, which numpy returns as a scalar, becomes a 0-d array)."""
-    return flush_f32(result)  # type: ignore[arg-type]
-
-
 def i32(x: object) -> Array:
     """``x`` as an i32 array, wrapping (a fresh array)."""
     return np.array(np.asarray(x).astype(np.int64) & 0xFFFFFFFF, dtype=np.uint32).view(np.int32)
@@ -182,7 +176,9 @@ _QUIET: Final = np.errstate(all="ignore")
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    return _fixed(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
+    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
+    # scalar, becomes a 0-d array).
+    return flush_f32(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -211,10 +207,12 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, stream if clean else read_f32(stream),  # type: ignore[arg-type]
-                      operand if operand_clean else read_f32(operand))  # type: ignore[arg-type]
+    s: Any = stream if clean else read_f32(stream)  # said clean: an f32 array
+    o: Any = operand if operand_clean else read_f32(operand)
+    # The usual mode picks the pair as given: no call to pick it.
+    a, b = (s, o) if mode is BinaryArgMode.MODE01 else _arguments(mode, s, o)
     function = np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
-    return _fixed(function(a, b))
+    return flush_f32(function(a, b))  # the fresh result, fixed in place as fp_unary's
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
