@@ -33,7 +33,7 @@ from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.scalars import _extremes, cast, has_special_f32
 from tcpdsl.numerics.scalars import widen as widen_values
-from tcpdsl.numerics.term_arrays import term_coordinates
+from tcpdsl.numerics.term_arrays import rearrange, term_coordinates
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics import vector_chain
 from tcpdsl.numerics.vector_chain import Constant, PassStep, VrfValues
@@ -808,6 +808,18 @@ def test_a_narrowing_found_by_its_terms_identity_answers_for_the_replicated_set_
         narrowed, index = _narrowing(terms, frozenset(single))  # a set built afresh, as each call builds it
         assert narrowed == tuple(dataclasses.replace(t, count=1) if t in single else t for t in terms)
         assert values[index].shape == tuple(t.count for t in narrowed)
+
+
+def test_regroupings_of_one_stream_found_by_identity_answer_for_the_target_they_are_given() -> None:
+    source = logical_terms(m["E, F"])
+    values = np.arange(96).reshape(12, 8)
+    targets = [logical_terms(m[text]) for text in ("F, E", "E / 4, F, E % 4", "F / 2, E, F % 2")]
+    for _ in range(2):  # the second round finds each regrouping remembered
+        for target in targets:
+            got = rearrange(values, source, target)
+            coords = term_coordinates(target)  # the definition: each target element reads its coordinates
+            expected = values[tuple((coords[t.axis] // t.stride) % t.count for t in source)]
+            assert got.shape == expected.shape and np.array_equal(got, expected)
 
 def _flows_of(cells: np.ndarray) -> tuple[Flow, Flow]:
     """Two flows over the f32 ``cells`` (one row of Q): the cells as given, and the cells cast to bf16 and
