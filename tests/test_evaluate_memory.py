@@ -8,7 +8,7 @@ import pytest
 import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.errors import LayoutError
-from tcpdsl.evaluate import memory, simulate
+from tcpdsl.evaluate import fused, memory, simulate
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator, macs, trace
 from tcpdsl.numerics.chain import Chain
@@ -83,6 +83,23 @@ def test_a_memory_error_while_simulating_is_the_same_refusal(monkeypatch: pytest
     assert info.value.detail.endswith("2 times over: 64.0 KiB, more than this machine could allocate")
     assert info.value.__cause__ is None and info.value.__suppress_context__
 
+
+
+@pytest.mark.parametrize("method", ["run", "logical"])
+def test_a_memory_error_while_folding_is_the_fused_refusal(method: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    _free(monkeypatch, None)  # free memory unknown: nothing is refused in advance
+
+    def no_memory(*_: object) -> None:
+        raise MemoryError
+
+    monkeypatch.setattr(fused, "_fold", no_memory)
+    with pytest.raises(LayoutError) as info:
+        getattr(FusedEvaluator(), method)(_chain())
+    assert (info.value.stage, info.value.rule) == ("contract_lane", "TooLargeToEvaluate")
+    assert info.value.detail.startswith("the fused evaluator would build a result of ")
+    assert info.value.detail.endswith("in f32: 512.0 KiB, more than this machine could allocate" if method == "run"
+                                      else "over its logical terms in f32: 1.0 KiB, more than this machine could allocate")
+    assert info.value.__cause__ is None and info.value.__suppress_context__
 
 def test_the_fused_evaluator_refuses_a_result_beyond_free_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     chain = _chain()

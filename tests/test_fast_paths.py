@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gc
 import math
@@ -17,27 +18,31 @@ from tcpdsl import m
 from tcpdsl.errors import LayoutError
 from tcpdsl.algebra import logical_terms, pairs
 from tcpdsl.evaluate.fold_plan import plan_matmul
+from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
-from tcpdsl.evaluate.stream import fused_logical
+from tcpdsl.evaluate import vector_fused
+from tcpdsl.evaluate.stream import converted, fused_logical
 from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
-from tcpdsl.evaluate.vector_fused import _replicated, broadcast_vrf, read_vrf, run_pass
-from tcpdsl.numerics import chain, kept
+from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _replicated, broadcast_vrf, read_vrf, run_pass
+from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
+from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
-from tcpdsl.numerics.logical import terms_of_mapping
+from tcpdsl.numerics.logical import Tensor, terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
 from tcpdsl.numerics.flow import Flow, Root, Step
 from tcpdsl.numerics.scalars import _extremes, cast, has_special_f32
 from tcpdsl.numerics.scalars import widen as widen_values
-from tcpdsl.numerics.term_arrays import term_coordinates
+from tcpdsl.numerics.term_arrays import rearrange, term_coordinates
 from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.numerics import vector_chain
-from tcpdsl.numerics.vector_chain import PassStep, VrfValues
+from tcpdsl.numerics.vector_chain import Constant, PassStep, VrfValues
 from tcpdsl.verify import vector_compose as vc
 from tcpdsl.verify.families import VRF, TensorType
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_pass import STASH
-from tcpdsl.numerics.vector_ops import _combine, _converted, _subnormal, binary, f32, identity, reduce_fold
+from tcpdsl.verify.vector_pass import STASH, Immediate
+from tcpdsl.numerics.vector_ops import (_combine, _converted, _subnormal, binary, f32, fp_unary, identity,
+                                        reduce_fold)
 from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
                                      FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
@@ -82,6 +87,41 @@ def test_a_fold_of_wide_rows_row_by_row_has_the_bits_of_the_step_by_step_fold(op
         got, expected = reduce_fold(op, data, axis), _step_by_step(op, data, axis)
         assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
 
+
+def test_casts_and_pass_ops_quiet_the_flags_of_the_values_their_rules_define_and_restore_the_callers_state() -> None:
+    # Overflowing products and sums, NaN and infinities: each would raise under the caller's state if the
+    # functions did not set their own around the work.
+    data = np.array(SPECIAL_BITS * 2, dtype=np.uint32).view(np.float32).reshape(2, -1)
+    big = np.array([1e300, -1e300, np.nan, np.inf])
+    with np.errstate(all="raise"):
+        for dtype in ("bf16", "f8e4m3", "f8e5m2", "f32", "i8", "i32"):
+            cast(big, dtype)
+            cast(data, dtype)
+        binary(FpBinaryOp.MUL_F(FpMulAlu.MUL0), data, data[::-1])
+        binary(FpBinaryOp.SUB_F, data, data[::-1])
+        for op in FpUnaryOp:
+            fp_unary(op, data)
+        for reduce_op in F32_REDUCES:
+            reduce_fold(reduce_op, data, 0)
+        assert np.geterr()["over"] == "raise" and np.geterr()["invalid"] == "raise"
+
+@pytest.mark.parametrize("op", F32_REDUCES)
+def test_a_fold_of_a_clean_stream_read_without_its_scan_has_the_bits_of_the_scanned_fold(
+        op: ReduceOp, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = f32(np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), (6, 16)).view(np.float32))  # the rules applied
+    expected = reduce_fold(op, data, 0)
+    monkeypatch.setattr(vector_ops, "read_f32", None)  # said clean: not scanned
+    assert reduce_fold(op, data, 0, clean=True).tobytes() == expected.tobytes()
+
+def test_the_float_ops_looked_up_by_id_are_the_ops_of_the_tables() -> None:
+    for op, function in vector_ops._FLOAT_BINARY.items():
+        assert vector_ops._FLOAT_BY_ID[id(op)] is function and copy.copy(op) is op  # a member is its own copy
+    for unary, function in vector_ops._UNARY.items():
+        assert vector_ops._UNARY_BY_ID[id(unary)] is function
+    data = np.array(SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    with np.errstate(all="ignore"):
+        for unary in FpUnaryOp:
+            assert fp_unary(unary, data).tobytes() == f32(vector_ops._UNARY[unary](f32(data))).tobytes()
 
 @settings(max_examples=200)
 @given(st.lists(CELLS, min_size=0, max_size=40))
@@ -269,6 +309,61 @@ def test_a_contraction_read_from_the_tensors_own_arrays_has_the_bits_of_the_coor
     assert evaluator.run(chain).tobytes() == evaluator.run(coordinates).tobytes()
     assert evaluator.logical(chain).tobytes() == evaluator.logical(coordinates).tobytes()
 
+
+
+def test_a_chain_whose_stream_holds_equal_terms_afresh_finds_its_plan_by_identity(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    chain = _replicated_product().chain
+    found = _chain_plan(chain, logical=True)
+    tensor = chain.stream.tensor
+    again = dataclasses.replace(chain, stream=dataclasses.replace(
+        chain.stream, tensor=Tensor.of_terms(tensor.values, tuple(list(tensor.terms)), tensor.fixed_terms)))
+    assert again.stream.tensor.terms is not tensor.terms
+    # A structural key would be built if the identity path missed: it must not be.
+    monkeypatch.setattr(fused_module, "StructKey", None)
+    assert _chain_plan(again, logical=True) is found
+    evaluator = FusedEvaluator()
+    assert evaluator.logical(again).tobytes() == evaluator.logical(chain).tobytes()
+
+
+def test_a_box_found_again_by_its_mappings_identity_reads_what_its_terms_say(monkeypatch: pytest.MonkeyPatch) -> None:
+    tensor, tile = m["E, F"], m["E % 4 # 12, F"]
+    terms, tile_terms = logical_terms(tensor), logical_terms(tile)
+    values = np.arange(96, dtype=np.float32).reshape(12, 8)
+    first = box_values(values, terms, tensor, 96, 32, tile, tile_terms)
+    assert first is not None and np.array_equal(first, values[4:8])
+    monkeypatch.setattr(windows, "StructKey", None)  # a structural key would be built if the identity path missed
+    again = box_values(values, tuple(list(terms)), tensor, 96, 32, tile, tuple(list(tile_terms)))
+    assert again is not None and again.tobytes() == first.tobytes()
+    monkeypatch.undo()
+    # The same mappings over the window's terms in the other order: another box, not the one remembered.
+    swapped = box_values(values, terms, tensor, 96, 32, tile, tile_terms[::-1])
+    assert swapped is not None and np.array_equal(swapped, values[4:8].T)
+
+
+@pytest.mark.parametrize("op", [FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.MAX])
+def test_a_float_ops_constant_read_once_per_value_has_the_bits_of_reading_it_each_time(op: typing.Any) -> None:
+    stream = np.array(SPECIAL_BITS, dtype=np.uint32).view(np.float32)
+    # 0.0 before -0.0 (equal as numbers), subnormals of f32 and f64, values past f32's range, NaN, integers.
+    for value in [0.0, -0.0, 1e-40, -1e-310, 1e39, -np.inf, np.nan, 3, 0, -7, 2.5]:
+        kept = _f32_constant(value)
+        assert not kept.flags.writeable and _f32_constant(value) is kept
+        got = binary(op, stream, kept, operand_clean=True)
+        expected = binary(op, stream, np.asarray(value))
+        assert got.tobytes() == expected.tobytes(), value
+
+
+@pytest.mark.parametrize(("after", "reduce"), [("E, Dm", "F"), ("F", "E"), ("E, F", "Dm"), ("F, Dm", "E"), ("Dm", None)])
+def test_a_reduce_puts_its_removed_dimensions_first_as_moving_them_does(after: str, reduce: str | None) -> None:
+    terms, kept = logical_terms(m["E, F, Dm"]), logical_terms(m[after])
+    kept_axes = {t.axis for t in kept}
+    removed = [i for i, t in enumerate(terms) if t.axis == reduce or t.axis not in kept_axes]
+    values = np.arange(12 * 8 * 4, dtype=np.float32).reshape(12, 8, 4)
+    how = _folding(terms, kept, reduce)
+    got = values if how.order is None else values.transpose(how.order)
+    expected = np.moveaxis(values, removed, list(range(len(removed))))
+    assert (how.order is None) == (removed == list(range(len(removed))))
+    assert got.shape == expected.shape and np.shares_memory(got, values) and got.tobytes() == expected.tobytes()
 
 # -- reshape as a planned gather ----------------------------------------------------------------
 
@@ -577,6 +672,18 @@ def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typin
     assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
 
 
+
+def test_vrf_reads_over_one_stream_found_by_its_identity_answer_for_the_vrf_terms_they_are_given() -> None:
+    terms = terms_of_mapping(m["N, D"])
+    stream_shape = tuple(t.count for t in terms)
+    for _ in range(2):  # the second round finds each plan remembered
+        for vrf_map in (m["D % 8, N / 2"], m["D"], m["N"], m["D / 4"]):
+            vrf_terms = tuple(list(terms_of_mapping(vrf_map)))  # a tuple of its own, as a VRF loaded afresh holds
+            vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
+            expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
+            got = read_vrf(vrf, vrf_terms, terms)
+            assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
+
 # -- a vector pass over a replicated stream -----------------------------------------------------
 
 @pytest.mark.parametrize("vrf_axes", ["H", "R H"])
@@ -693,6 +800,70 @@ def test_a_pass_that_computes_nothing_returns_an_array_of_its_own() -> None:
     assert got.flags.writeable and not np.shares_memory(got, source)
 
 
+
+def test_a_narrowing_found_by_its_terms_identity_answers_for_the_replicated_set_it_is_given() -> None:
+    terms = logical_terms(m["Dm, E, F"])
+    values = np.arange(4 * 12 * 8).reshape(4, 12, 8)
+    for single in [frozenset(terms[:1]), frozenset(terms[1:]), frozenset(terms[:1]), frozenset({terms[2]})]:
+        narrowed, index = _narrowing(terms, frozenset(single))  # a set built afresh, as each call builds it
+        assert narrowed == tuple(dataclasses.replace(t, count=1) if t in single else t for t in terms)
+        assert values[index].shape == tuple(t.count for t in narrowed)
+
+
+def test_regroupings_of_one_stream_found_by_identity_answer_for_the_target_they_are_given() -> None:
+    source = logical_terms(m["E, F"])
+    values = np.arange(96).reshape(12, 8)
+    targets = [logical_terms(m[text]) for text in ("F, E", "E / 4, F, E % 4", "F / 2, E, F % 2")]
+    for _ in range(2):  # the second round finds each regrouping remembered
+        for target in targets:
+            got = rearrange(values, source, target)
+            coords = term_coordinates(target)  # the definition: each target element reads its coordinates
+            expected = values[tuple((coords[t.axis] // t.stride) % t.count for t in source)]
+            assert got.shape == expected.shape and np.array_equal(got, expected)
+
+def _flows_of(cells: np.ndarray) -> tuple[Flow, Flow]:
+    """Two flows over the f32 ``cells`` (one row of Q): the cells as given, and the cells cast to bf16 and
+    widened back by its steps (which the flow marks as converted)."""
+    mapping = m["Q"]
+    terms = logical_terms(mapping)
+    given = Flow(Root(mapping, "f32", terms, (), lambda name: cells))
+    return given, given.then(Step("commit", mapping, "bf16")).then(Step("fetch", mapping, "f32"))
+
+
+def test_values_a_flow_converted_are_known_by_their_memory_and_nothing_else_is() -> None:
+    given, cast_back = _flows_of(np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), Q.n).view(np.float32))
+    values = fused_logical(cast_back, "fused")
+    assert converted(values, cast_back, "fused") and converted(values[::2], cast_back, "fused")
+    assert not converted(values.copy(), cast_back, "fused")  # other memory: nothing known of it
+    assert not converted(values.view(np.uint32), cast_back, "fused")  # another dtype
+    assert not converted(values, given, "fused") and not converted(values, cast_back, "simulate")
+    assert not converted(values, object(), "fused")
+    assert not converted(fused_logical(given, "fused"), given, "fused")  # no conversion: nothing known
+
+
+@pytest.mark.parametrize("cast_back", [True, False])
+def test_a_pass_reads_a_converted_source_without_its_scan_with_the_bits_of_the_scan(
+        cast_back: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    from test_vector_evaluate import Pass, final, tag
+
+    # Subnormals among the cells: multiplied by 2**100 they would become normal numbers unless flushed first.
+    cells = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), Q.n).view(np.float32)
+    flow = _flows_of(cells)[1 if cast_back else 0]
+    values = fused_logical(flow, "fused")
+    p = tag(Pass(values, "Q", ["1", "1", "Q", "1", "1 # 8"], {"Q": Q.n}))
+    p.call(Stage.VECTOR_NARROW_TRIM, vc.vector_narrow_trim, out_packet=p.m("1 # 4"))
+    mul = FpBinaryOp.MUL_F(FpMulAlu.MUL0)
+    p.call(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, op=mul, operand=Immediate("f32"),
+           record={"op": mul, "operands": (Constant(2.0**100),)})
+    p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+    chain = final(p).chain
+    scanned = dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: values))
+    known = dataclasses.replace(scanned, source=dataclasses.replace(scanned.source, origin=flow))
+    expected = run_pass(scanned, "fused")
+    if cast_back:
+        monkeypatch.setattr(vector_fused, "typed_read", None)  # the source is read as it is
+    assert run_pass(known, "fused").tobytes() == expected.tobytes()
+
 @pytest.mark.parametrize("relu", [False, True])
 def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None:
     mapping = m["Dm, E"]
@@ -709,6 +880,35 @@ def test_a_replicated_stream_is_cast_once_per_distinct_value(relu: bool) -> None
     expected = fused_logical(flow(np.ascontiguousarray(replicated)), "fused")
     assert got.strides[0] == 0 and got.tobytes() == expected.tobytes()
 
+
+
+@pytest.mark.parametrize("cast_first", [True, False])
+def test_a_whole_view_of_a_cast_stream_widens_it_as_the_scan_would(cast_first: bool,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    cells = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), 48).reshape(4, 12)
+    if cast_first:  # f32 data cast to bf16 by a step of the parent: what the view reads left no pattern to fix
+        data, dtype = cells.view(np.float32), "f32"
+    else:  # bf16 patterns given as they are, subnormals and NaN payloads included: the view must fix them
+        data, dtype = (cells >> 16).astype(np.uint16).view(tcp.bf16.numpy), "bf16"
+    parent = Flow(Root(mapping, dtype, terms, (), lambda name: data))
+    if cast_first:
+        parent = parent.then(Step("commit", mapping, "bf16"))
+    view = Flow(Root(mapping, "bf16", terms, (), lambda name: fused_logical(parent, name), source=parent))
+    view = view.then(Step("fetch", mapping, "f32"))
+    expected = widen_values(fused_logical(parent, "fused"), "bf16")  # with the scan, as defined
+    if cast_first:
+        monkeypatch.setattr(scalars, "_widen_bf16", None)  # the scan is skipped
+    got = fused_logical(view, "fused")
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+def test_a_replicated_stream_no_step_changes_is_the_roots_own_array() -> None:
+    mapping = m["Dm, E"]
+    replicated = np.broadcast_to(np.arange(12, dtype=np.float32), (4, 12))
+    root = Root(mapping, "f32", logical_terms(mapping), (), lambda name: replicated)
+    flow = Flow(root).then(Step("commit", mapping, "f32")).then(Step("fetch", mapping, "f32"))
+    assert fused_logical(flow, "fused") is replicated  # no broadcast rebuilt over the same cells
 
 @settings(max_examples=100)
 @given(st.lists(st.tuples(st.sampled_from(["f32", "bf16", "i32"]), st.booleans()), min_size=1, max_size=6),

@@ -29,7 +29,9 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, StructKey, Digit, held, logical_terms, slot_strides
 from tcpdsl.evaluate.digits import match_broadcasts, read
 from tcpdsl.evaluate.fold_plan import FoldPlan, TermCut, accumulator_dtype, plan_fold, term_cut
-from tcpdsl.evaluate.memory import Refusing
+from tcpdsl.errors import LayoutError
+from tcpdsl.evaluate import memory
+from tcpdsl.evaluate.memory import What, check_fits, too_large
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
@@ -143,6 +145,7 @@ class _ChainPlan:
     out: Mapping
     target: Mapping
     terms: tuple[Digit, ...]  # the dimensions of the logical result
+    cells: int  # how many cells they hold
     read: LogicalRead | None  # how the fold reads straight into the logical result, when it can
     # How the fold reads each operand's own array (no coordinate array), when it can.
     held: tuple[TermCut, TermCut] | None
@@ -158,7 +161,8 @@ def _held_cuts(fold: FoldPlan, stream: Operand, weight: Operand) -> tuple[TermCu
 
 _CHAIN_PLANS_LIMIT: Final = 256
 _chain_plans: dict[tuple[object, ...], _ChainPlan] = {}
-_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], _ChainPlan]] = {}
+# ids of the layouts -> the layouts, the operand forms met with them, and their plan.
+_plans_by_identity: dict[tuple[object, ...], tuple[tuple[object, ...], tuple[object, ...], _ChainPlan]] = {}
 
 
 def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
@@ -171,18 +175,18 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     # (keyed by its terms, which fix its coordinate shape and whether the fold can read it: _held_cuts).
     forms = (stream.given.shape if stream.given is not None else None if stream.tensor is None else stream.tensor.terms,
              weight.given.shape if weight.given is not None else None if weight.tensor is None else weight.tensor.terms)
-    # A kernel called again passes the very same mapping and term objects: found by identity first,
-    # which costs less than structural keys (the objects are kept, so their ids stay theirs).
-    objects = (*layouts, *forms)
-    fast = (logical, chain.acc, stream.axes, weight.axes, *map(id, objects))
+    # A kernel called again passes the very same mapping objects: found by their identity first, which
+    # costs less than structural keys (the objects are kept, so their ids stay theirs). The forms are
+    # compared by value: a stream computed afresh on every call holds equal terms in a tuple of its own.
+    fast = (logical, chain.acc, stream.axes, weight.axes, *map(id, layouts))
     seen = _plans_by_identity.get(fast)
-    if seen is not None and seen[0] == objects:  # identical objects compare equal without looking inside
-        return seen[1]
+    if seen is not None and seen[0] == layouts and seen[1] == forms:  # identical objects compare equal at once
+        return seen[2]
     key = (logical, chain.acc, stream.axes, weight.axes, *forms, *(None if m is None else StructKey(m) for m in layouts))
     found = _chain_plans.get(key)
     if found is not None:
         if len(_plans_by_identity) < _CHAIN_PLANS_LIMIT:
-            _plans_by_identity[fast] = (objects, found)
+            _plans_by_identity[fast] = (layouts, forms, found)
         return found
     accumulator_dtype(chain.acc)
     check_shape(stream.values, stream.axes, stream.mapping)
@@ -196,13 +200,13 @@ def _chain_plan(chain: Chain, logical: bool) -> _ChainPlan:
     terms = logical_terms(target)
     direct = fold is not None and not held(target).irregular and lines_up(fold.chain, terms)
     read = logical_read(fold.keep, fold.chain, terms) if fold is not None and direct else None
-    found = _ChainPlan(fold, pre_reduce, out, target, terms, read,
+    found = _ChainPlan(fold, pre_reduce, out, target, terms, math.prod(t.count for t in terms), read,
                        None if fold is None else _held_cuts(fold, stream, weight))
     if len(_chain_plans) >= _CHAIN_PLANS_LIMIT:
         _chain_plans.clear()
         _plans_by_identity.clear()
     _chain_plans[key] = found
-    _plans_by_identity[fast] = (objects, found)
+    _plans_by_identity[fast] = (layouts, forms, found)
     return found
 
 
@@ -214,9 +218,20 @@ def _fold(found: _ChainPlan, fold: FoldPlan, chain: Chain) -> Folded:
     return fold.run(chain.stream.widened(), chain.weight.widened())
 
 
-def _result_fits(chain: Chain, cells: int, where: Callable[[], str]) -> Refusing:
-    """The result is the largest array the fold builds: refuse it when it cannot fit (docs/runtime.md §3.11)."""
-    return Refusing(chain.stage, lambda: f"a result of {cells} cells {where()} in {chain.acc}", cells * 4, "fused")
+# The result is the largest array the fold builds: it is refused when it cannot fit (docs/runtime.md §3.11), as
+# Refusing does, written out here: a small result (most) reads no free memory, and its guard then costs no call.
+def _result_what(chain: Chain, cells: int, where: Callable[[], str]) -> What:
+    return lambda: f"a result of {cells} cells {where()} in {chain.acc}"
+
+
+def _check_result(chain: Chain, cells: int, where: Callable[[], str]) -> None:
+    if cells * 4 >= memory.CHECKED_FROM:
+        check_fits(chain.stage, _result_what(chain, cells, where), cells * 4, "fused")
+
+
+def _result_refused(chain: Chain, cells: int, where: Callable[[], str]) -> LayoutError:
+    """The refusal of a result numpy could not allocate after all."""
+    return too_large(chain.stage, _result_what(chain, cells, where), cells * 4, "fused", None)
 
 
 class FusedEvaluator:
@@ -226,8 +241,12 @@ class FusedEvaluator:
 
     def run(self, chain: Chain) -> Array:
         found = _chain_plan(chain, logical=False)
-        with _result_fits(chain, found.target.size, lambda: f"over {found.target}"):
+        cells = found.target.size
+        _check_result(chain, cells, lambda: f"over {found.target}")
+        try:
             return self._run(chain, found)
+        except MemoryError:
+            raise _result_refused(chain, cells, lambda: f"over {found.target}") from None
 
     def _run(self, chain: Chain, found: _ChainPlan) -> Array:
         stream, weight = chain.stream, chain.weight
@@ -245,9 +264,12 @@ class FusedEvaluator:
         found = _chain_plan(chain, logical=True)
         if found.fold is None or found.read is None:
             return to_terms(self.run(chain), found.target, found.terms)
-        cells = math.prod(t.count for t in found.terms)
-        with _result_fits(chain, cells, lambda: "over its logical terms"):
+        cells = found.cells
+        _check_result(chain, cells, lambda: "over its logical terms")
+        try:
             return found.read.apply(_fold(found, found.fold, chain).values)
+        except MemoryError:
+            raise _result_refused(chain, cells, lambda: "over its logical terms") from None
 
     def flow_logical(self, flow: Flow) -> Array:
         """A stream's values over its root's terms (docs/runtime.md §4)."""

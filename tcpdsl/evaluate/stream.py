@@ -30,20 +30,52 @@ Array = npt.NDArray[Any]
 
 def fused_logical(flow: Flow, name: str) -> Array:
     """The flow's values over its root's terms: the root's values cast at each change of dtype, each
-    distinct value once where the root repeats one along a term (read-only then)."""
+    distinct value once where the root repeats one along a term (read-only then).
+
+    A flow whose values came out of the RNGD conversion to its dtype says so (``<evaluator>:canonical``,
+    holding those very values; see :func:`converted`): a whole view of a bf16 one widens them without the
+    scan for patterns a cast never leaves, and a pass reads an f32 one without its scan.
+    """
     key = f"{name}:logical"
     found: Array | None = flow.cache.get(key)
     if found is None:
         root = flow.root.logical(name)
-        # A replicated term is cast once, then broadcast.
-        values, dtype = distinct(root) if 0 in root.strides else root, flow.root.dtype
+        source, mark = flow.root.source, f"{name}:canonical"
+        canonical = isinstance(source, Flow) and source.cache.get(mark) is root
+        values, dtype = root, flow.root.dtype
         for step in flow.steps:
+            if not step.relu and step.dtype == dtype:
+                continue  # most steps only move cells: nothing to compute for them
+            if values is root and 0 in root.strides:
+                values = distinct(root)  # a replicated term is computed once, then broadcast
             if step.relu:
-                values = np.maximum(values, 0)
-            if step.dtype != dtype:  # most steps only move cells: nothing to compute for them
-                values, dtype = convert(values, dtype, step.dtype), step.dtype
+                values, canonical = np.maximum(values, 0), False
+            if step.dtype != dtype:
+                values, dtype = convert(values, dtype, step.dtype, canonical=canonical), step.dtype
+                canonical = True
+        # Values no step changed are the root's own, not a broadcast of their distinct part rebuilt.
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
+        if canonical and dtype in ("bf16", "f32"):
+            flow.cache[mark] = found
     return found
+
+
+def converted(values: Array, flow: object, name: str) -> bool:
+    """Whether ``values`` are cells of what ``flow`` (a :class:`Flow`, else nothing is known) marked as
+    converted by the RNGD rules, in its dtype: bf16 with no subnormal and only the canonical NaN, or f32
+    flushed. A marked array's memory belongs to a conversion's result (or a broadcast of it), all of whose
+    cells are converted; so does that of any view of it, which is what a read that moves no value gives."""
+    if not isinstance(flow, Flow):
+        return False
+    mark: Array | None = flow.cache.get(f"{name}:canonical")
+    if mark is None or values.dtype != mark.dtype:
+        return False
+    # The arrays that own the memory of each (walked here: a pass asks this of its source and each VRF read).
+    while isinstance(values.base, np.ndarray):
+        values = values.base
+    while isinstance(mark.base, np.ndarray):
+        mark = mark.base
+    return values is mark
 
 
 def simulated(flow: Flow, name: str) -> Buffer:

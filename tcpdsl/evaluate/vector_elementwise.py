@@ -15,7 +15,7 @@ import numpy.typing as npt
 from tcpdsl.numerics import vector_ops as ops
 from tcpdsl.numerics.vector_chain import PassStep
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import F32, BinaryArgMode, LogicBinaryOpF32, TernaryArgMode, op_dtype
+from tcpdsl.verify.vector_ops import F32, OP_DTYPE, BinaryArgMode, LogicBinaryOpF32, TernaryArgMode
 
 Array = npt.NDArray[Any]
 
@@ -48,12 +48,14 @@ def flushes(step: PassStep) -> bool:
     f32 result), not a bit op's or a reinterpretation's, which leave the bits alone."""
     if step.stage in _FLUSHING:
         return True
-    return step.stage in _BINARY and op_dtype(step.op) == F32 and not isinstance(step.op, LogicBinaryOpF32)
+    return step.stage in _BINARY and OP_DTYPE[type(step.op)] == F32 and not isinstance(step.op, LogicBinaryOpF32)
 
 
-def elementwise(step: PassStep, stream: Array, operands: Sequence[Array], *, clean: bool = False) -> Array:
+def elementwise(step: PassStep, stream: Array, operands: Sequence[Array], *, clean: bool = False,
+                operand_clean: bool = False) -> Array:
     """``step`` applied to ``stream`` with its operands already read (broadcastable to the stream).
-    ``clean`` says the stream is f32 with the rules applied (the step before :func:`flushes`)."""
+    ``clean`` says the stream is f32 with the rules applied (the step before :func:`flushes`);
+    ``operand_clean`` says the same of the one operand of a binary step."""
     stage = step.stage
     if stage is Stage.VECTOR_FP_UNARY:
         return ops.fp_unary(step.op, stream, clean=clean)
@@ -70,5 +72,5 @@ def elementwise(step: PassStep, stream: Array, operands: Sequence[Array], *, cle
     mode2 = step.mode if isinstance(step.mode, BinaryArgMode) else BinaryArgMode.MODE01
     (operand,) = operands
     if stage is Stage.VECTOR_FP_DIV:
-        return ops.fp_div(stream, operand, mode2, clean=clean)
-    return ops.binary(step.op, stream, operand, mode2, clean=clean)
+        return ops.fp_div(stream, operand, mode2, clean=clean, operand_clean=operand_clean)
+    return ops.binary(step.op, stream, operand, mode2, clean=clean, operand_clean=operand_clean)

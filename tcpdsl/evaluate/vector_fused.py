@@ -13,23 +13,24 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import is_
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from tcpdsl.algebra import Digit, Mapping
+from tcpdsl.algebra import Digit
+from tcpdsl.evaluate.stream import converted
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
-from tcpdsl.numerics.vector_ops import reduce_fold
+from tcpdsl.numerics.vector_ops import f32, reduce_fold
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import I32, op_dtype
+from tcpdsl.verify.vector_ops import F32, I32, OP_DTYPE
 
 Array = npt.NDArray[Any]
-Stream = tuple[Array, tuple[Digit, ...]]
+Stash = tuple[Array, tuple[Digit, ...], bool]  # the stream kept, its terms, and whether it was clean
 
 
 def logical(chain: VectorChain, name: str) -> Array:
@@ -58,30 +59,40 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     given = chain.source.logical(name)
     source = given if type(given) is np.ndarray else np.asarray(given)
     single = _replicated(chain, source)
-    terms = _narrowed(chain.source.terms, single) if single else chain.source.terms
-    values = typed_read(source[tuple(slice(0, 1) if t in single else slice(None) for t in chain.source.terms)]
-                        if single else source, chain.source.dtype)
+    if single:
+        terms, index = _narrowing(chain.source.terms, single)
+        picked = source[index]
+    else:
+        terms, picked = chain.source.terms, source
+    # Cells of an f32 stream the RNGD conversion left are read as they are: the scan would find nothing to fix.
+    ready = chain.source.dtype == F32 and converted(source, chain.source.origin, name)
+    values = picked if ready else typed_read(picked, chain.source.dtype)
     # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
     # whether a step computed it (else it may still be the source's own array).
     clean, computed = chain.source.dtype != I32, False
-    stash: Stream | None = None
+    stash: Stash | None = None
     layouts = chain.source.layouts
     for step in chain.steps:
         if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
-            after = _narrowed(step.terms, single) if single else step.terms
+            after = _narrowing(step.terms, single)[0] if single else step.terms
         layouts = step.layouts
         if step.stage is Stage.VECTOR_STASH:
-            stash = (values, terms)
+            stash = (values, terms, clean)
         elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
-            values = _reduce(step, values, terms, after)
-            clean, computed = op_dtype(step.op) != I32, True  # an f32 fold applies the rules to its result
+            values = _reduce(step, values, terms, after, clean)
+            clean, computed = OP_DTYPE[type(step.op)] != I32, True  # an f32 fold applies the rules to its result
         elif step.stage in WAY_MOVES:
             values = rearrange(values, terms, after)
         elif step.stage not in PASSIVE:
-            values = elementwise(step, values, [_read(o, terms, stash, name) for o in step.operands], clean=clean)
-            clean, computed = flushes(step), True
+            flushing, operands = flushes(step), step.operands
+            if flushing and len(operands) == 1:  # a float op's one operand: read without a scan when it can be
+                operand, operand_clean = _f32_read(operands[0], terms, stash, name)
+                values = elementwise(step, values, [operand], clean=clean, operand_clean=operand_clean)
+            else:
+                values = elementwise(step, values, [_read(o, terms, stash, name) for o in operands], clean=clean)
+            clean, computed = flushing, True
         terms = after
     if single:
         return np.broadcast_to(values, tuple(t.count for t in chain.terms))
@@ -93,22 +104,21 @@ def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
     that no VRF operand or reduce reads by axis: the pass computes the same along them."""
     if 0 not in source.strides:
         return frozenset()
-    repeated = {t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0}
+    # Lists, not sets, until the end: a term's hash is computed in Python, and the list filters need none.
+    repeated = [t for t, n, stride in zip(chain.source.terms, source.shape, source.strides) if n > 1 and stride == 0]
     layouts = chain.source.layouts
     for step in chain.steps:
         if not repeated:
             break
-        same, layouts = _same_layouts(step.layouts, layouts), step.layouts
+        # The same layout objects as the step before hold the same terms.
+        these = step.layouts
+        same = these is layouts or (len(these) == len(layouts) and all(map(is_, these, layouts)))
+        layouts = these
         if same and not step.operands and step.reduce is None:
             continue  # the terms the step before kept, nothing read by axis: the same terms survive
         read = {o_term.axis for o in step.operands if isinstance(o, VrfValues) for o_term in o.terms}
-        repeated = {t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce}
+        repeated = [t for t in repeated if (same or t in step.terms) and t.axis not in read and t.axis != step.reduce]
     return frozenset(repeated)
-
-
-def _same_layouts(these: tuple[Mapping, ...], those: tuple[Mapping, ...]) -> bool:
-    """Whether two steps' layouts are the same objects (so they hold the same terms)."""
-    return these is those or (len(these) == len(those) and all(map(is_, these, those)))
 
 
 @lru_cache(maxsize=256)
@@ -117,13 +127,68 @@ def _narrowed(terms: tuple[Digit, ...], single: frozenset[Digit]) -> tuple[Digit
     return tuple(replace(t, count=1) if t in single else t for t in terms)
 
 
-def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stream | None, name: str) -> Array:
+_NARROWINGS_LIMIT: Final = 256
+# id of a term tuple -> the tuple, the replicated terms, what they narrow it to, and the index that cuts an
+# array over it so.
+_Narrowing = tuple[tuple[Digit, ...], tuple[slice, ...]]
+_narrowings: dict[int, tuple[tuple[Digit, ...], frozenset[Digit], _Narrowing]] = {}
+
+
+def _narrowing(terms: tuple[Digit, ...], single: frozenset[Digit]) -> _Narrowing:
+    """:func:`_narrowed`, and the index cutting an array over ``terms`` to it; found first by the identity of
+    ``terms`` (a pass called again hands the same tuples), the replicated set, built afresh on every call,
+    compared by value (which reads the hashes the sets keep rather than hashing terms again)."""
+    seen = _narrowings.get(id(terms))
+    if seen is not None and seen[0] is terms and seen[1] == single:
+        return seen[2]
+    found = (_narrowed(terms, single), tuple(slice(0, 1) if t in single else slice(None) for t in terms))
+    if len(_narrowings) >= _NARROWINGS_LIMIT:
+        _narrowings.clear()
+    _narrowings[id(terms)] = (terms, single, found)  # kept with its tuple, so no other tuple takes its id
+    return found
+
+
+_CONSTANTS_LIMIT: Final = 256
+_f32_constants: dict[object, Array] = {}
+
+
+def _f32_constant(value: float | int) -> Array:
+    """``value`` as a float op reads it (:func:`~tcpdsl.numerics.vector_ops.f32`: a 0-d f32 with the rules
+    applied), read-only, kept per value: a kernel's immediates are the same numbers on every call."""
+    # A float by its bits' text, so that -0.0 is not taken for 0.0 (they compare equal); every NaN reads alike.
+    key = value.hex() if type(value) is float else value if type(value) is int else None
+    found = None if key is None else _f32_constants.get(key)
+    if found is None:
+        with np.errstate(over="ignore"):  # past f32's range reads as infinity, as inside the op
+            found = f32(value)
+        found.setflags(write=False)
+        if key is not None:
+            if len(_f32_constants) >= _CONSTANTS_LIMIT:
+                _f32_constants.clear()
+            _f32_constants[key] = found
+    return found
+
+
+def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> Array:
     if isinstance(operand, Constant):
         return np.asarray(operand.value)
     if isinstance(operand, VrfValues):
         return read_vrf(operand.read(name), operand.terms, terms)
     assert stash is not None  # the state machine lets a stash read follow a stash only
     return rearrange(stash[0], stash[1], terms)
+
+
+def _f32_read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> tuple[Array, bool]:
+    """What :func:`_read` gives for an f32 op, and whether it is f32 with the rules applied already: a constant
+    made so once per value, a VRF read that moves the cells of a stream the RNGD conversion left, or a stash
+    of a stream a float op computed."""
+    if isinstance(operand, Constant):
+        return _f32_constant(operand.value), True
+    if isinstance(operand, VrfValues):
+        vrf = operand.read(name)
+        return read_vrf(vrf, operand.terms, terms), vrf.dtype == np.float32 and converted(vrf, operand.origin, name)
+    assert stash is not None
+    return rearrange(stash[0], stash[1], terms), stash[2]
 
 
 def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Array]) -> Array:
@@ -160,21 +225,48 @@ def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _Vie
     return index
 
 
+_VrfReading = _View | tuple[Array, ...]
+_VRF_PLANS_LIMIT: Final = 256
+_VRF_PLANS_PER_STREAM: Final = 8
+# id of a stream's term tuple -> the tuple, and each VRF term list read over it with its reading.
+_vrf_plans: dict[int, tuple[tuple[Digit, ...], list[tuple[tuple[Digit, ...], _VrfReading]]]] = {}
+
+
+def _vrf_plan(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _VrfReading:
+    """:func:`_vrf_reading`, found first by the identity of the stream's terms (a pass called again hands the
+    same tuple), the VRF's terms compared by value: a VRF loaded afresh on every call holds equal terms in
+    a tuple of its own, which would miss by identity and cost the hashes of both term lists."""
+    seen = _vrf_plans.get(id(terms))
+    if seen is not None and seen[0] is terms:
+        for known, how in seen[1]:
+            if known == vrf_terms:
+                return how
+    how = planned(_vrf_reading, vrf_terms, terms)
+    if seen is None or seen[0] is not terms:
+        if len(_vrf_plans) >= _VRF_PLANS_LIMIT:
+            _vrf_plans.clear()
+        _vrf_plans[id(terms)] = (terms, [(vrf_terms, how)])  # kept with its tuple: no other tuple takes its id
+    elif len(seen[1]) < _VRF_PLANS_PER_STREAM:
+        seen[1].append((vrf_terms, how))
+    return how
+
+
 def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
     """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
     term lists and broadcastable to the stream rather than as large as it."""
-    how = planned(_vrf_reading, vrf_terms, terms)
+    how = _vrf_plan(vrf_terms, terms)
     if isinstance(how, _View):
         return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...]) -> Array:
-    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds."""
+def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...], clean: bool) -> Array:
+    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds. ``clean``
+    says the stream is f32 with the rules applied."""
     how = planned(_folding, terms, after, step.reduce)
     # The removed terms first: each step of the fold then reads a row laid out as the stream is.
-    moved = np.moveaxis(values, how.removed, how.front) if how.removed != how.front else values
-    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0)
+    moved = values if how.order is None else values.transpose(how.order)
+    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0, clean=clean)
     grouped = rearrange(folded, how.kept, how.base)
     if not how.fresh:
         return grouped
@@ -183,12 +275,11 @@ def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tupl
 
 @dataclass(frozen=True)
 class _Folding:
-    """How :func:`_reduce` folds a stream over one term list into another: the removed dimensions (moved
-    to the ``front``), the fold's rows, the kept terms regrouped as ``base``, and where the terms the
-    result adds go (``fresh``) in its ``shape``."""
+    """How :func:`_reduce` folds a stream over one term list into another: the dimensions put in ``order``
+    (the removed ones first, None when they are), the fold's rows, the kept terms regrouped as ``base``,
+    and where the terms the result adds go (``fresh``) in its ``shape``."""
 
-    removed: tuple[int, ...]
-    front: tuple[int, ...]
+    order: tuple[int, ...] | None
     rows: tuple[int, ...]
     kept: tuple[Digit, ...]
     base: tuple[Digit, ...]
@@ -204,5 +295,6 @@ def _folding(terms: tuple[Digit, ...], after: tuple[Digit, ...], reduce: str | N
     held = set(axes_of(kept))
     base = tuple(t for t in after if t.axis in held)
     fresh = tuple(i for i, t in enumerate(after) if t.axis not in held)
-    return _Folding(removed, tuple(range(len(removed))), (-1, *(t.count for t in kept)), kept, base, fresh,
-                    tuple(t.count for t in after))
+    order = (*removed, *(i for i in range(len(terms)) if i not in removed))
+    return _Folding(None if order == tuple(range(len(terms))) else order, (-1, *(t.count for t in kept)), kept,
+                    base, fresh, tuple(t.count for t in after))

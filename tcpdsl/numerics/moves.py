@@ -30,20 +30,21 @@ Mask = npt.NDArray[np.uint8]
 IntArray = npt.NDArray[np.int64]
 
 
-def convert(values: Array, frm: str, to: str) -> Array:
+def convert(values: Array, frm: str, to: str, *, canonical: bool = False) -> Array:
     """Values of ``frm`` as ``to``: widened exactly, then narrowed by the RNGD cast (docs/runtime.md §3.2).
 
     Two of those steps are skipped where they change nothing: widening f32 only flushes, which the cast
     does itself (narrowing to bf16, to the cells it redoes); bf16 widens to f32 already flushed, which a
-    cast to f32 would copy and scan for nothing.
+    cast to f32 would copy and scan for nothing. ``canonical`` says the values came out of a cast (as
+    :func:`~tcpdsl.numerics.scalars.widen` takes it).
     """
     if frm == to:
         return values
     if frm == "f32" and values.dtype == np.float32:
         return cast(values, to)
     if frm == "bf16" and to == "f32":
-        return widen(values, frm)
-    return cast(widen(values, frm), to)
+        return widen(values, frm, canonical=canonical)
+    return cast(widen(values, frm, canonical=canonical), to)
 
 
 def lay_out(values: Array, terms: tuple[Digit, ...], mapping: Mapping, dtype: str) -> Buffer:

@@ -311,6 +311,10 @@ def _as_int64(array: Array) -> Array:
     return np.fmod(real, 2.0**32).astype(np.int64)
 
 
+# The rules above say what overflow, NaN and infinities become, so their floating-point flags tell the caller
+# nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
+# ``with`` block, on a function every stream cast runs.
+@np.errstate(over="ignore", invalid="ignore")
 def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     """Narrow (or convert) ``array`` to ``to`` by the RNGD rules, stored in ``to.numpy``.
 
@@ -320,7 +324,8 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     * f32: subnormals flush, NaN becomes 0x7fc00000.
     * integers: wrap to their value width (i5 to 5 bits, i9 to 9 bits).
     """
-    target = scalar(to)
+    # scalar(to), without its call for a known name (every cast of a stream passes one).
+    target = (_REGISTRY.get(to) if isinstance(to, str) else None) or scalar(to)
     src = array if type(array) is np.ndarray else np.asarray(array)
     if not target.is_float:
         storage = target.numpy
@@ -329,13 +334,12 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
             # Nothing to wrap, or numpy's integer narrowing keeps the low bits, which is the wrap.
             return src.astype(storage)
         return _wrap(_as_int64(src), target.value_bits).astype(storage)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if target is bf16:
-            if src.dtype == bf16.numpy:
-                return _canonical_bf16(src)
-            # Narrowing only reads its input, so an f32 array needs no copy.
-            return _narrow_bf16(np.asarray(src, dtype=np.float32))
-        x = flush_f32(src.astype(np.float32))
+    if target is bf16:
+        if src.dtype == bf16.numpy:
+            return _canonical_bf16(src)
+        # Narrowing only reads its input, so an f32 array needs no copy.
+        return _narrow_bf16(np.asarray(src, dtype=np.float32))
+    x = flush_f32(src.astype(np.float32))
     if target is f32:
         return x
     if target is f8e4m3:
@@ -352,7 +356,7 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     which leaves no bf16 subnormal and only the canonical NaN: nothing is left to fix, so bf16
     widens by plain conversion (the same bits, without the scan for special values).
     """
-    source = scalar(frm)
+    source = (_REGISTRY.get(frm) if isinstance(frm, str) else None) or scalar(frm)  # as in cast
     src = array if type(array) is np.ndarray else np.asarray(array)
     if canonical and source is bf16 and src.dtype == bf16.numpy:
         return src.astype(np.float32)

@@ -31,6 +31,7 @@ from tcpdsl.verify.vector_ops import (
     FxpBinaryOp,
     LogicBinaryOpF32,
     LogicBinaryOpI32,
+    OP_DTYPE,
     MulF,
     ReduceOp,
     TernaryArgMode,
@@ -57,12 +58,6 @@ def read_f32(x: object) -> Array:
     if isinstance(x, np.ndarray) and x.dtype == np.float32 and not has_special_f32(x):
         return x
     return f32(x)
-
-
-def _fixed(result: object) -> Array:
-    """The fresh f32 result of a numpy op with the rules applied in place (no copy: nothing else holds it;
-    a 0-d result, which numpy returns as a scalar, becomes a 0-d array)."""
-    return flush_f32(result)  # type: ignore[arg-type]
 
 
 def i32(x: object) -> Array:
@@ -165,11 +160,25 @@ _UNARY: Final[dict[FpUnaryOp, Any]] = {
 }
 
 
+# The same tables by the id of each op: an enum member hashes in Python, and the float ops run on every step
+# of a pass. A member lives as long as its class, so its id is its own.
+_FLOAT_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _FLOAT_BINARY.items()}
+_UNARY_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _UNARY.items()}
+
+
+# The ops below write what overflow and NaN give by the rules, so their floating-point flags tell the caller
+# nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
+# ``with`` block, on functions every pass step runs.
+_QUIET: Final = np.errstate(all="ignore")
+
+
+@_QUIET
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    with np.errstate(all="ignore"):
-        return _fixed(_UNARY[op](x if clean else read_f32(x)))
+    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
+    # scalar, becomes a 0-d array).
+    return flush_f32(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -184,11 +193,12 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
     return picks[mode.value[0]], picks[mode.value[1]]
 
 
+@_QUIET
 def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False) -> Array:
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
     """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
-    :func:`fp_unary`, said of ``stream``."""
-    dtype = op_dtype(op)
+    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
+    dtype = OP_DTYPE[type(op)]  # op_dtype's table, read without the call: binary runs on every step
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
     if isinstance(op, LogicBinaryOpF32):
@@ -197,16 +207,18 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if dtype == I32:
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    a, b = _arguments(mode, stream if clean else read_f32(stream), read_f32(operand))  # type: ignore[arg-type]
-    function = np.multiply if isinstance(op, MulF) else _FLOAT_BINARY[op]
-    with np.errstate(all="ignore"):
-        return _fixed(function(a, b))
+    s: Any = stream if clean else read_f32(stream)  # said clean: an f32 array
+    o: Any = operand if operand_clean else read_f32(operand)
+    # The usual mode picks the pair as given: no call to pick it.
+    a, b = (s, o) if mode is BinaryArgMode.MODE01 else _arguments(mode, s, o)
+    function = np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
+    return flush_f32(function(a, b))  # the fresh result, fixed in place as fp_unary's
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
-           clean: bool = False) -> Array:
+           clean: bool = False, operand_clean: bool = False) -> Array:
     """The FpDiv stage: ``stream / operand`` (by default) on f32."""
-    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean)
+    return binary(FpBinaryOp.DIV_F, stream, operand, mode, clean=clean, operand_clean=operand_clean)
 
 
 def fma(a: object, b: object, c: object) -> Array:
@@ -320,33 +332,34 @@ def _partials(function: Any, start: Array, values: Array) -> Array:
     return out
 
 
-def reduce_fold(op: ReduceOp, x: object, axis: int) -> Array:
-    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation).
+@_QUIET
+def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> Array:
+    """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation);
+    ``clean`` as for :func:`fp_unary`.
 
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
-    f32_fold = op_dtype(op) != I32
-    read = read_f32(x) if f32_fold else i32(x)  # only read: no copy needed
+    f32_fold = OP_DTYPE[type(op)] != I32
+    read = (np.asarray(x) if clean else read_f32(x)) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
     acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold:
         name = op.reference
-        with np.errstate(all="ignore"):
-            if name in _PICKS:
-                pick = _PICKS[name]
-                # Any order finds the same largest (smallest) value, and a nonzero value has one bit
-                # pattern; only a zero result's sign depends on the order, so then fold in order.
-                picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
-                if not np.any(picked == 0):
-                    return f32(picked)
-                for step in values:
-                    acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
-                return f32(acc)
-            if name in _ACCUMULATES:
-                partial = _partials(_ACCUMULATES[name], acc, values)
-                if not _subnormal(partial):
-                    return f32(partial[-1])
+        if name in _PICKS:
+            pick = _PICKS[name]
+            # Any order finds the same largest (smallest) value, and a nonzero value has one bit
+            # pattern; only a zero result's sign depends on the order, so then fold in order.
+            picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
+            if not np.any(picked == 0):
+                return f32(picked)
+            for step in values:
+                acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
+            return f32(acc)
+        if name in _ACCUMULATES:
+            partial = _partials(_ACCUMULATES[name], acc, values)
+            if not _subnormal(partial):
+                return f32(partial[-1])
     for step in values:
         acc = _combine(op, acc, step)
     return acc

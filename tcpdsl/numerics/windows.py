@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -51,7 +51,7 @@ def box_values(values: Array, terms: tuple[Digit, ...], mapping: Mapping, elemen
     """The logical values over ``window_terms`` of the window over ``window`` whose Element cell ``p`` is cell
     ``p + offset`` of ``mapping``'s (``element`` cells per slice), whose values over ``terms`` are ``values``;
     None when the window is not a box of whole slots (then it is read through the laid-out tensor)."""
-    box = _box(StructKey(mapping), terms, element, offset, StructKey(window), window_terms)
+    box = _found_box(mapping, terms, element, offset, window, window_terms)
     if box is None:
         return None
     digits = values.reshape(box.tensor_digits).transpose(box.tensor_inverse)[box.index]
@@ -68,7 +68,7 @@ def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: 
     ``new_terms``, laid out on ``window``) is written into its window ``offset`` cells in: a copy of
     ``values`` with the box's slice set. None when the window is no box, or a cell of either side has
     replicas (then the write is the planned scatter)."""
-    box = _box(StructKey(mapping), terms, element, offset, StructKey(window), new_terms)
+    box = _found_box(mapping, terms, element, offset, window, new_terms)
     if box is None or not box.one_to_one:
         return None
 
@@ -86,6 +86,29 @@ def box_written(values: Array, terms: tuple[Digit, ...], mapping: Mapping, new: 
     if not whole:
         carry(values, out, part)
     return out
+
+
+_BOXES_LIMIT: Final = 256
+# (ids of the two mappings, element, offset) -> the mappings, both term tuples, and their box.
+_boxes_by_identity: dict[tuple[int, int, int, int], tuple[Mapping, Mapping, tuple[Digit, ...], tuple[Digit, ...],
+                                                          _Box | None]] = {}
+
+
+def _found_box(mapping: Mapping, terms: tuple[Digit, ...], element: int, offset: int, window: Mapping,
+               window_terms: tuple[Digit, ...]) -> _Box | None:
+    """:func:`_box`, found first by the identity of the mappings: a kernel called again reads and writes its
+    windows through the very same mapping objects, and structural keys cost more than the slice itself. The
+    terms are compared by value, since a stream computed afresh holds equal terms in a tuple of its own."""
+    ident = (id(mapping), id(window), element, offset)
+    seen = _boxes_by_identity.get(ident)
+    # The entry keeps its mappings, so no other mapping takes their ids while it is remembered.
+    if seen is not None and seen[0] is mapping and seen[1] is window and seen[2] == terms and seen[3] == window_terms:
+        return seen[4]
+    box = _box(StructKey(mapping), terms, element, offset, StructKey(window), window_terms)
+    if len(_boxes_by_identity) >= _BOXES_LIMIT:
+        _boxes_by_identity.clear()
+    _boxes_by_identity[ident] = (mapping, window, terms, window_terms, box)
+    return box
 
 
 @lru_cache(maxsize=256)
