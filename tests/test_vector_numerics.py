@@ -293,3 +293,42 @@ def test_small_integers_survive_both_conversions(n: int, width: int) -> None:
     back = fxp_to_fp(fixed, width)
     if abs(n) < 2**width:
         assert back.tolist() == [float(n)]
+
+
+ZEROS = np.array([0.0, -0.0], dtype=np.float32)
+
+
+def _zero_bits(x: object) -> list[int]:
+    return np.asarray(x, dtype=np.float32).view(np.uint32).tolist()  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("op, positive", [(ClipBinaryOpF32.MAX, True), (ClipBinaryOpF32.MIN, False)])
+def test_f32_max_and_min_order_minus_zero_below_plus_zero_in_every_shape(op: ClipBinaryOpF32, positive: bool) -> None:
+    # numpy's fmax breaks a +0/-0 tie one way for a broadcast operand and another for an array: the op may not.
+    winner = 0 if positive else 0x80000000
+    for a, b in ((0.0, -0.0), (-0.0, 0.0)):
+        column = np.full(5, a, dtype=np.float32)
+        for operand in (np.float32(b), np.full(5, b, dtype=np.float32), np.full((1,), b, dtype=np.float32)):
+            for mode in (BinaryArgMode.MODE01, BinaryArgMode.MODE10):
+                assert _zero_bits(binary(op, column, operand, mode)) == [winner] * 5
+    # Two zeros of one sign keep it; a NaN yields to a zero of either sign.
+    assert _zero_bits(binary(op, -ZEROS, -ZEROS)) == _zero_bits(-ZEROS)
+    nan = np.full(2, np.nan, dtype=np.float32)
+    assert _zero_bits(binary(op, nan, ZEROS)) == _zero_bits(ZEROS)
+
+
+@given(st.lists(st.sampled_from([0.0, -0.0, -1.0, 2.0, math.nan]), min_size=1, max_size=9), st.randoms())
+def test_max_and_min_folds_find_the_same_zero_in_every_order(values: list[float], shuffle: object) -> None:
+    for op in (IntraSliceReduceOpF32.MAX, IntraSliceReduceOpF32.MIN):
+        data = np.array(values, dtype=np.float32)
+        folded = _zero_bits(reduce_fold(op, data, 0))
+        shuffled = list(values)
+        shuffle.shuffle(shuffled)  # type: ignore[attr-defined]
+        assert _zero_bits(reduce_fold(op, np.array(shuffled, dtype=np.float32), 0)) == folded
+        step = identity(op)
+        for v in shuffled:  # the step-by-step fold, in the shuffled order
+            step = binary(ClipBinaryOpF32.MAX if op is IntraSliceReduceOpF32.MAX else ClipBinaryOpF32.MIN,
+                          step, np.float32(v))
+        assert _zero_bits(step) == folded
+        if len(values) == 4 and not all(map(math.isnan, values)):  # the packet's tree (no identity) agrees too
+            assert _zero_bits(reduce_tree4(op, np.array(shuffled, dtype=np.float32), 0)) == folded

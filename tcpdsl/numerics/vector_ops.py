@@ -10,6 +10,7 @@ two-level tree.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 import numpy as np
@@ -136,14 +137,41 @@ _BIT_BINARY: Final[dict[object, Any]] = {
     LogicBinaryOpF32.BIT_XOR: np.bitwise_xor,
 }
 
+def _signed_zeros(picked: Array, a: Array, b: Array, larger: bool) -> Array:
+    """``picked`` (numpy's fmax or fmin of ``a`` and ``b``) with every zero result signed as if -0 were
+    below +0: the max of two zeros is -0 only when neither is +0, the min +0 only when neither is -0.
+
+    numpy leaves a tie between +0 and -0 to its loop, which breaks it one way for a broadcast operand
+    and another for a whole array; ordering the zeros makes the result the same in every order and
+    shape (docs/runtime.md §3.9)."""
+    zero = picked == 0
+    if not zero.any():
+        return picked
+    wins = np.uint32(0) if larger else _SIGN  # the zero that wins a tie
+    holds = (np.asarray(a, np.float32).view(np.uint32) == wins) | (np.asarray(b, np.float32).view(np.uint32) == wins)
+    out = np.array(picked, dtype=np.float32)
+    out.view(np.uint32)[zero] = np.where(np.broadcast_to(holds, out.shape)[zero], wins, wins ^ _SIGN)
+    return out
+
+
+def fmax(a: Array, b: Array) -> Array:
+    """The larger of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
+    return _signed_zeros(np.fmax(a, b), a, b, larger=True)
+
+
+def fmin(a: Array, b: Array) -> Array:
+    """The smaller of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
+    return _signed_zeros(np.fmin(a, b), a, b, larger=False)
+
+
 # f32 min/max return the other operand when one is NaN, as the ALUs do.
 _FLOAT_BINARY: Final[dict[object, Any]] = {
     FpBinaryOp.ADD_F: np.add,
     FpBinaryOp.SUB_F: np.subtract,
     FpBinaryOp.DIV_F: np.divide,
     ClipBinaryOpF32.ADD: np.add,
-    ClipBinaryOpF32.MIN: np.fmin,
-    ClipBinaryOpF32.MAX: np.fmax,
+    ClipBinaryOpF32.MIN: fmin,
+    ClipBinaryOpF32.MAX: fmax,
     ClipBinaryOpF32.ABS_MIN: lambda a, b: _abs_pick(a, b, True),
     ClipBinaryOpF32.ABS_MAX: lambda a, b: _abs_pick(a, b, False),
 }
@@ -279,6 +307,10 @@ def identity(op: ReduceOp) -> Array:
     return np.array(op.identity, dtype=np.float32)
 
 
+_FOLD_STEPS: Final[dict[str, Callable[[Array, Array], Array]]] = {
+    "Add": np.add, "Mul": np.multiply, "Max": fmax, "Min": fmin}
+
+
 def _combine(op: ReduceOp, acc: Array, x: Array) -> Array:
     name = op.reference
     if op_dtype(op) == I32:
@@ -289,7 +321,7 @@ def _combine(op: ReduceOp, acc: Array, x: Array) -> Array:
             return _saturate(total)
         return np.maximum(acc, x) if name == "Max" else np.minimum(acc, x)
     with np.errstate(all="ignore"):
-        combined = {"Add": np.add, "Mul": np.multiply, "Max": np.fmax, "Min": np.fmin}[name](acc, x)
+        combined = _FOLD_STEPS[name](acc, x)
     return f32(combined)
 
 
@@ -301,7 +333,8 @@ def _converted(op: ReduceOp, x: object) -> Array:
 # changes nothing but NaN payloads (a NaN stays NaN), so the whole fold is one accumulate.
 _ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
 # f32 folds whose every step returns one of its (already flushed) operands: the flush is a no-op.
-# fmax and fmin skip NaN, so the fold's value is the largest (smallest) number, if any.
+# fmax and fmin skip NaN, so the fold's value is the largest (smallest) number, if any; its zeros are
+# signed as :func:`fmax` and :func:`fmin` sign them.
 _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
@@ -347,15 +380,16 @@ def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> A
     if values.shape[0] and f32_fold:
         name = op.reference
         if name in _PICKS:
-            pick = _PICKS[name]
-            # Any order finds the same largest (smallest) value, and a nonzero value has one bit
-            # pattern; only a zero result's sign depends on the order, so then fold in order.
-            picked = pick.reduce(np.concatenate([acc[None], values]), axis=0)
-            if not np.any(picked == 0):
-                return f32(picked)
-            for step in values:
-                acc = pick(acc, step)  # as _combine calls it: numpy's in-place loop may break a +-0 tie otherwise
-            return f32(acc)
+            # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero.
+            held = np.concatenate([acc[None], values])
+            picked = _PICKS[name].reduce(held, axis=0)
+            if np.any(picked == 0):
+                wins = np.uint32(0) if name == "Max" else _SIGN
+                out = np.array(picked, dtype=np.float32)
+                out.view(np.uint32)[picked == 0] = np.where(
+                    np.any(held.view(np.uint32) == wins, axis=0)[picked == 0], wins, wins ^ _SIGN)
+                picked = out
+            return f32(picked)
         if name in _ACCUMULATES:
             partial = _partials(_ACCUMULATES[name], acc, values)
             if not _subnormal(partial):
