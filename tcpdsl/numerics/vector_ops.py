@@ -137,9 +137,15 @@ _BIT_BINARY: Final[dict[object, Any]] = {
     LogicBinaryOpF32.BIT_XOR: np.bitwise_xor,
 }
 
-def _signed_zeros(picked: Array, a: Array, b: Array, larger: bool) -> Array:
-    """``picked`` (numpy's fmax or fmin of ``a`` and ``b``) with every zero result signed as if -0 were
-    below +0: the max of two zeros is -0 only when neither is +0, the min +0 only when neither is -0.
+# The zero that wins a tie between +0 and -0 (as bits), by the op that picks.
+_WINNING_ZERO: Final[dict[str, np.uint32]] = {"Max": np.uint32(0), "Min": _SIGN}
+
+
+def _signed_zeros(picked: Array, pick: str, held: Callable[[], Array]) -> Array:
+    """``picked`` (numpy's fmax or fmin, ``pick`` ``"Max"`` or ``"Min"``) with every zero result signed as if
+    -0 were below +0: the max of zeros is -0 only when none is +0, the min +0 only when none is -0.
+    ``held`` says, broadcastable to ``picked``, where an operand is the winning zero; it is asked only when
+    some result is zero.
 
     numpy leaves a tie between +0 and -0 to its loop, which breaks it one way for a broadcast operand
     and another for a whole array; ordering the zeros makes the result the same in every order and
@@ -147,21 +153,27 @@ def _signed_zeros(picked: Array, a: Array, b: Array, larger: bool) -> Array:
     zero = picked == 0
     if not zero.any():
         return picked
-    wins = np.uint32(0) if larger else _SIGN  # the zero that wins a tie
-    holds = (np.asarray(a, np.float32).view(np.uint32) == wins) | (np.asarray(b, np.float32).view(np.uint32) == wins)
+    wins = _WINNING_ZERO[pick]
     out = np.array(picked, dtype=np.float32)
-    out.view(np.uint32)[zero] = np.where(np.broadcast_to(holds, out.shape)[zero], wins, wins ^ _SIGN)
+    out.view(np.uint32)[zero] = np.where(np.broadcast_to(held(), out.shape)[zero], wins, wins ^ _SIGN)
     return out
+
+
+def _either_wins(a: Array, b: Array, pick: str) -> Array:
+    """Where ``a`` or ``b`` is the zero that wins a tie under ``pick``."""
+    wins = _WINNING_ZERO[pick]
+    held: Array = (np.asarray(a, np.float32).view(np.uint32) == wins) | (np.asarray(b, np.float32).view(np.uint32) == wins)
+    return held
 
 
 def fmax(a: Array, b: Array) -> Array:
     """The larger of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmax(a, b), a, b, larger=True)
+    return _signed_zeros(np.fmax(a, b), "Max", lambda: _either_wins(a, b, "Max"))
 
 
 def fmin(a: Array, b: Array) -> Array:
     """The smaller of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmin(a, b), a, b, larger=False)
+    return _signed_zeros(np.fmin(a, b), "Min", lambda: _either_wins(a, b, "Min"))
 
 
 # f32 min/max return the other operand when one is NaN, as the ALUs do.
@@ -382,13 +394,8 @@ def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> A
         if name in _PICKS:
             # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero.
             held = np.concatenate([acc[None], values])
-            picked = _PICKS[name].reduce(held, axis=0)
-            if np.any(picked == 0):
-                wins = np.uint32(0) if name == "Max" else _SIGN
-                out = np.array(picked, dtype=np.float32)
-                out.view(np.uint32)[picked == 0] = np.where(
-                    np.any(held.view(np.uint32) == wins, axis=0)[picked == 0], wins, wins ^ _SIGN)
-                picked = out
+            picked = _signed_zeros(_PICKS[name].reduce(held, axis=0), name,
+                                   lambda: np.any(held.view(np.uint32) == _WINNING_ZERO[name], axis=0))
             return f32(picked)
         if name in _ACCUMULATES:
             partial = _partials(_ACCUMULATES[name], acc, values)
