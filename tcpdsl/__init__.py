@@ -115,6 +115,8 @@ _EXPORTS: dict[str, str] = {
     "kernel": "tcpdsl.tensors.checking",
     "install": "tcpdsl.tensors.checking",
     "evaluator": "tcpdsl.evaluate.select",
+    "replay": "tcpdsl.tensors.replay",
+    "ReplayLog": "tcpdsl.tensors.replay",
     # layout search
     "search": "tcpdsl.planner.api",
     "search_chain": "tcpdsl.planner.sequence",

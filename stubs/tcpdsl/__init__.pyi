@@ -27,6 +27,8 @@ from tcpdsl.planner.sequence import search_chain as search_chain
 from tcpdsl.planner.plan import Plan as Plan
 from tcpdsl.tensors.checking import install as install
 from tcpdsl.tensors.checking import kernel as kernel
+from tcpdsl.tensors.replay import ReplayLog as ReplayLog
+from tcpdsl.tensors.replay import replay as replay
 from tcpdsl.tensors.device import Device as Device
 from tcpdsl.tensors.device import Topology as Topology
 from tcpdsl.numerics.logical import Tensor as Tensor
@@ -121,9 +123,9 @@ __all__ = [
     "CommitTrimTensor", "ContractOuterTensor", "ContractPacketTensor", "ContractTensor", "ContractTimeTensor",
     "CustomBroadcast", "Device", "DmTensor", "DmView", "DmViewMut", "DtypeError", "FetchCastTensor", "FetchTensor",
     "Forwarding", "HbmTensor", "HbmView", "HbmViewMut", "Index", "InterTranspose", "LaneMode", "LayoutError", "Mapping", "MappingSyntaxError",
-    "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose",
+    "OUT_OF_BOUNDS", "Pad", "PaddingKind", "Plan", "ReplayLog", "SwitchTensor", "TcpError", "Tensor", "Topology", "Transpose",
     "TransposeTensor", "TransposedBroadcast1", "TrfTensor", "VrfTensor", "axis", "bf16", "divide_exact", "equivalent",
-    "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse",
+    "evaluator", "f32", "f8e4m3", "f8e5m2", "i32", "i4", "i5", "i8", "i9", "install", "kernel", "m", "mx", "parse", "replay",
     "search", "search_chain", "trace", "try_kernel", "__version__",
 ]
 # The vector engine's ops and operands (docs/stage-rules.md §6).

@@ -81,6 +81,11 @@ def names() -> list[str]:
     return sorted(_EVALUATORS)
 
 
+def selected() -> str:
+    """The name of the evaluator selected for the current context."""
+    return _SELECTED.get()
+
+
 def get(name: str | None = None) -> Evaluator:
     """The evaluator called ``name``, or the selected one (``"fused"`` unless :func:`using` says otherwise)."""
     wanted = _SELECTED.get() if name is None else name

@@ -60,6 +60,16 @@ def fused_logical(flow: Flow, name: str) -> Array:
     return found
 
 
+def kept_as_placed(flow: Flow, values: Array, name: str) -> dict[str, Any]:
+    """The cache of a flow without steps that holds ``values``, ``flow``'s values as the evaluator ``name``
+    computed them: those values, and their mark when ``flow`` marked them as converted (:func:`converted`)."""
+    mark = f"{name}:canonical"
+    kept: dict[str, Any] = {f"{name}:logical": values}
+    if flow.cache.get(mark) is values:
+        kept[mark] = values
+    return kept
+
+
 def converted(values: Array, flow: object, name: str) -> bool:
     """Whether ``values`` are cells of what ``flow`` (a :class:`Flow`, else nothing is known) marked as
     converted by the RNGD rules, in its dtype: bf16 with no subnormal and only the canonical NaN, or f32

@@ -8,6 +8,7 @@ against actual, in canonical text) beartype appends to its violation message.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import typing
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from beartype.roar import BeartypeException
 
 from tcpdsl.errors import TcpError
 from tcpdsl.frames import user_frame
+from tcpdsl.tensors.replay import MODE, Replays
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,9 +70,18 @@ def kernel(fn: F) -> F:
             f"cannot check the annotations of {fn.__qualname__}: {str(error).splitlines()[0]}\n"
             "  hint: annotate tensors with tensor types such as CollectTensor[bf16, ...], not with bare mappings"
         ) from error
+    replays = Replays(fn.__qualname__, checked)
+
+    @functools.wraps(checked)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        log = MODE.get()
+        if log is None:  # not inside tcp.replay(): the usual call
+            return checked(*args, **kwargs)
+        return replays(log, args, kwargs)
+
     info = KernelInfo(fn.__name__, fn.__qualname__, fn.__module__, inspect.signature(fn), hints, fn)
-    setattr(checked, KERNEL_ATTRIBUTE, info)
-    return checked
+    setattr(call, KERNEL_ATTRIBUTE, info)
+    return call  # type: ignore[return-value]
 
 
 def kernel_info(fn: object) -> KernelInfo | None:

@@ -20,6 +20,7 @@ from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.tensors.memory import VrfTensor
 from tcpdsl.tensors.stream import root_of
 from tcpdsl.tensors.context import TuContext
+from tcpdsl.tensors.recording import baked, source_evaluated
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.transfer import to_physical
@@ -75,6 +76,7 @@ class SourceTensor(TensorBase):
             assert self._flow is not None
             root = self._flow.root
             self._held = Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
+            source_evaluated(self._held, self._flow)
         return self._held
 
     @property
@@ -84,9 +86,11 @@ class SourceTensor(TensorBase):
 
     def to_tensor(self) -> Tensor:
         """The logical tensor, cast to the dtype."""
+        baked("the body read values from Python (to_tensor or physical)")
         return self._tensor
 
     def physical(self) -> Array:
+        baked("the body read values from Python (to_tensor or physical)")
         values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
         return to_physical(values, axes, self.mapping, 0).reshape(self._dims())
 

@@ -19,6 +19,7 @@ from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.filled import FLOW_SERIAL
+from tcpdsl.tensors.recording import baked
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
@@ -84,6 +85,7 @@ def settled(flow: Flow) -> Flow:
     root, names = flow.root, flow.evaluated
     if flow.steps or not isinstance(root.source, Written) or not names:
         return flow
+    baked("a write into a tensor whose earlier write was read while the body ran")
     values = get_evaluator(names[0]).flow_logical(flow)
     return Flow(Root(root.mapping, root.dtype, root.terms, root.fixed, lambda name: values,
                      source=Tensor.of_terms(values, root.terms, root.fixed)), cache=dict(flow.cache))
@@ -144,10 +146,12 @@ class FlowTensor(TensorBase):
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""
+        baked("the body read values from Python (to_tensor or physical)")
         root = self._flow.root
         return Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
 
     def physical(self) -> Array:
+        baked("the body read values from Python (to_tensor or physical)")
         return get_evaluator().flow_physical(self._flow).reshape(self._dims())
 
     def _describe(self) -> str:

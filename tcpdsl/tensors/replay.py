@@ -1,0 +1,323 @@
+"""Replaying kernels: inside ``with tcp.replay():`` a kernel's body runs once per argument signature and later
+calls evaluate what it built on their own arguments' values (docs/replay.md).
+
+Every rule of a stage call depends only on the types of its tensors and its other arguments, so a body
+called again with arguments of the same types builds the same graph of flows, contraction chains and
+vector passes, each of which an evaluator computes from its inputs' values alone. A recording runs the
+body on stand-ins for the tensor arguments (memory tensors whose values are read from a slot), so the
+graph it builds refers to the slots and not to the caller's tensors. A replay puts the new arguments'
+values in the slots, forgets the values the graph's nodes kept, and evaluates the outputs again; the
+evaluator's plans are found by the identity of the very same nodes, so nothing is planned twice.
+
+What a call returns and writes are memory tensors holding the computed values, as if placed from the
+host (docs/runtime.md §4, "Writes read once").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from types import CellType, FunctionType, MethodType
+from typing import Any, Final
+
+from tcpdsl.evaluate.backend import DEFAULT, get as get_evaluator, selected
+from tcpdsl.evaluate.stream import kept_as_placed
+from tcpdsl.numerics.chain import Chain, Operand
+from tcpdsl.numerics.flow import Flow, Root, Window, Written
+from tcpdsl.numerics.logical import Tensor
+from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain, VrfValues
+from tcpdsl.tensors import recording
+from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.memory import DmTensor, HbmTensor, VrfTensor
+from tcpdsl.tensors.stream import FlowTensor
+
+# Outside ``tcp.replay()`` (and inside a recording, where nested kernels run as written): None.
+MODE: ContextVar[ReplayLog | None] = ContextVar("tcpdsl_replay", default=None)
+
+# The tensors a replay takes as arguments and gives back: memory tensors, whose values are a flow's.
+_MEMORY: Final = (DmTensor, HbmTensor, VrfTensor)
+# Other arguments are part of the signature by value (their type too: 1, 1.0 and True differ).
+_STATIC: Final = (int, float, bool, str, type(None))
+# Signatures kept per kernel: a kernel called with many int arguments (a cache row per token) records
+# each one, and the oldest is forgotten.
+SIGNATURES_PER_KERNEL: Final = 16
+FUSED: Final = DEFAULT  # replays evaluate on the fused evaluator, the one selected by default
+
+
+@dataclass
+class ReplayLog:
+    """What the kernels called inside one ``tcp.replay()`` block did, by kernel name: the signatures recorded,
+    the calls replayed, and the calls that ran as written with the reason (docs/replay.md §3)."""
+
+    recorded: Counter[str] = field(default_factory=Counter)
+    replayed: Counter[str] = field(default_factory=Counter)
+    as_written: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def ran_as_written(self, kernel: str, reason: str) -> None:
+        self.as_written.setdefault(kernel, Counter())[reason] += 1
+
+    def __str__(self) -> str:
+        names = dict.fromkeys([*self.recorded, *self.replayed, *self.as_written])
+        if not names:
+            return "no kernel was called"
+        lines = []
+        for name in names:
+            lines.append(f"{name}: {self.recorded[name]} recorded, {self.replayed[name]} replayed")
+            for reason, calls in self.as_written.get(name, Counter()).items():
+                lines.append(f"  {calls} ran as written: {reason}")
+        return "\n".join(lines)
+
+
+@contextmanager
+def replay() -> Iterator[ReplayLog]:
+    """Replay the kernels called inside the block (docs/replay.md): each ``@tcp.kernel`` runs its body once per
+    argument signature (the types of its tensor arguments, the values of the others) and evaluates what it
+    built on later calls. On the fused evaluator; a call that cannot be replayed runs as written, and the
+    log it yields says which and why."""
+    log = ReplayLog()
+    token = MODE.set(log)
+    try:
+        yield log
+    finally:
+        MODE.reset(token)
+
+
+def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[object, ...], list[FlowTensor]] | str:
+    """The call's signature and its distinct tensor arguments in order, or why it has none: an argument that is
+    neither a memory tensor nor a plain value."""
+    key: list[object] = [tuple(kwargs)]
+    tensors: list[FlowTensor] = []
+    for value in (*args, *kwargs.values()):
+        kind = type(value)
+        if kind in _MEMORY:
+            index = next((i for i, t in enumerate(tensors) if t is value), None)
+            if index is None:
+                index = len(tensors)
+                tensors.append(value)
+            root = value._flow.root
+            # One spec per composed type (the entry keeps it, so its id stays its own); the terms the values
+            # are held over decide how the evaluator reads them.
+            key.append((kind, id(value._spec), index, root.terms, root.fixed))
+        elif kind in _STATIC or isinstance(value, Enum):
+            key.append((kind, value.hex() if kind is float else value))  # -0.0 is not 0.0
+        else:
+            return f"an argument is a {kind.__name__}, neither a memory tensor nor a plain value"
+    return tuple(key), tensors
+
+
+def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, cache: dict[str, Any]) -> Flow:
+    """A flow without steps holding what ``tensor``'s flow holds at its end: its mapping and dtype, over its
+    root's terms, with values from ``logical``."""
+    flow, root = tensor._flow, tensor._flow.root
+    return Flow(Root(flow.mapping, flow.dtype, root.terms, root.fixed, logical, source=source), cache=cache)
+
+
+def _placed(tensor: FlowTensor, values: Array, computed: Flow) -> Flow:
+    """``tensor``'s flow end as values placed from the host: ``values``, which ``computed`` computed (and may
+    have marked as converted)."""
+    root = tensor._flow.root
+    return _leaf(tensor, lambda name: values, Tensor.of_terms(values, root.terms, root.fixed),
+                 kept_as_placed(computed, values, FUSED))
+
+
+@dataclass
+class _Graph:
+    """What a recorded graph keeps values in: the flows' and passes' caches, and the contractions' operands,
+    which hold the values of a collected stream read while they were built: each such stream's flow with the
+    operands that hold its values."""
+
+    caches: list[dict[str, Any]]
+    operands: list[tuple[Flow, list[Operand]]]
+
+
+def _graph(starts: list[object], sources: list[tuple[Tensor, Flow]]) -> _Graph:
+    """Every node reachable from ``starts`` through the links evaluators follow (roots' sources, windows,
+    writes, chains, passes, and what closures hold)."""
+    seen: set[int] = set()
+    caches: list[dict[str, Any]] = []
+    operands: list[Operand] = []
+    stack = [*starts, *(flow for _, flow in sources)]  # a TRF's operand names its load, not the stream it read
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Flow):
+            caches.append(node.cache)
+            stack.append(node.root)
+        elif isinstance(node, Root):
+            stack += (node.source, node.logical, node.physical)
+        elif isinstance(node, Window):
+            stack.append(node.parent)
+        elif isinstance(node, Written):
+            stack += (node.parent, node.written)
+        elif isinstance(node, Chain):
+            stack += (node.stream, node.weight)
+        elif isinstance(node, Operand):
+            operands.append(node)
+            stack.append(node.origin)
+        elif isinstance(node, VectorChain):
+            caches.append(node.cache)
+            stack += (node.source, *node.steps)
+        elif isinstance(node, PassSource):
+            stack += (node.origin, node.logical, node.physical)
+        elif isinstance(node, PassStep):
+            stack += node.operands
+        elif isinstance(node, VrfValues):
+            stack += (node.read, node.origin)
+        elif isinstance(node, FunctionType):
+            stack += map(_contents, node.__closure__ or ())
+        elif isinstance(node, MethodType):
+            stack.append(node.__self__)
+        elif isinstance(node, (tuple, list)):
+            stack += node
+        elif isinstance(node, TensorBase):
+            stack += (getattr(node, name, None) for name in ("_flow", "_chain", "_parent"))
+            caches += (found for name in ("_buffers", "_logical") if isinstance(found := getattr(node, name, None), dict))
+    holding = [(flow, [o for o in operands if o.tensor is tensor]) for tensor, flow in sources]
+    return _Graph(caches, [(flow, found) for flow, found in holding if found])
+
+
+def _contents(cell: CellType) -> object:
+    try:
+        return cell.cell_contents
+    except ValueError:  # a name the function refers to that was never bound
+        return None
+
+
+class _Recording:
+    """A kernel body built once on stand-ins: how to evaluate it on new arguments and what to hand back."""
+
+    def __init__(self, tensors: list[FlowTensor], proxies: list[FlowTensor], leaves: list[Flow],
+                 slots: list[Array | None], result: object, log: recording.Log) -> None:
+        self.slots = slots
+        self.specs = [t._spec for t in tensors]  # kept, so their ids in the signature stay theirs
+        self.leaves = leaves
+        # An argument the body wrote into: its stand-in's flow changed.
+        self.written = [(i, p._flow) for i, p in enumerate(proxies) if p._flow is not leaves[i]]
+        by_proxy = {id(p): i for i, p in enumerate(proxies)}
+        parts = result if isinstance(result, tuple) else (result,)
+        self.tuple_type: type[tuple[Any, ...]] | None = type(result) if isinstance(result, tuple) else None
+        # Each part of the result: an argument (its index), or a new memory tensor (its class, type and flow).
+        self.parts: list[int | tuple[type[FlowTensor], Any, Flow, FlowTensor]] = []
+        self.reason = log.baked
+        for part in parts:
+            if id(part) in by_proxy:
+                self.parts.append(by_proxy[id(part)])
+            elif type(part) in _MEMORY:
+                assert isinstance(part, FlowTensor)
+                self.parts.append((type(part), part._spec, part._flow, part))
+            elif self.reason is None:
+                self.reason = f"it returns a {type(part).__name__}, not a memory tensor"
+        flows: list[object] = [flow for _, flow in self.written]
+        flows += [part[2] for part in self.parts if not isinstance(part, int)]
+        self.graph = _graph(flows + leaves, log.sources)
+
+    def run(self, tensors: list[FlowTensor]) -> Any:
+        """Evaluate the graph on ``tensors``' values: write into each argument the body wrote into, and return
+        the result as the body's, with new memory tensors holding their values."""
+        fused = get_evaluator(FUSED)
+        slots = self.slots
+        values = [fused.flow_logical(tensor._flow) for tensor in tensors]
+        graph = self.graph
+        for cache in graph.caches:
+            cache.clear()
+        for i, tensor in enumerate(tensors):  # each stand-in holds its argument's values, and their mark
+            slots[i] = values[i]
+            self.leaves[i].cache.update(kept_as_placed(tensor._flow, values[i], FUSED))
+        for flow, operands in graph.operands:  # what the contractions read, computed again
+            root = flow.root
+            held = Tensor.of_terms(fused.flow_logical(flow), root.terms, root.fixed)
+            for operand in operands:
+                fields = operand.__dict__  # a frozen record: its fields written as Chain.with_stage writes them
+                fields["tensor"] = held
+                fields.pop("values", None)  # derived from the tensor when first read
+        written = [(i, fused.flow_logical(flow)) for i, flow in self.written]
+        parts: list[Any] = []
+        for part in self.parts:
+            if isinstance(part, int):
+                parts.append(tensors[part])
+            else:
+                cls, spec, flow, model = part
+                parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
+        for (i, flow), (_, new) in zip(self.written, written):
+            tensors[i]._flow = _placed(tensors[i], new, flow)
+        for cache in graph.caches:  # the graph keeps no values between calls
+            cache.clear()
+        for i in range(len(slots)):
+            slots[i] = None
+        if self.tuple_type is None:
+            return parts[0]
+        return self.tuple_type(parts) if self.tuple_type is tuple else self.tuple_type(*parts)
+
+
+class Replays:
+    """A kernel's recordings by signature (at most :data:`SIGNATURES_PER_KERNEL`), or why a signature's calls
+    run as written."""
+
+    def __init__(self, name: str, checked: Callable[..., Any]) -> None:
+        self.name = name
+        self.checked = checked
+        self.recordings: dict[tuple[object, ...], _Recording | str] = {}
+
+    def __call__(self, log: ReplayLog, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if selected() != FUSED:
+            log.ran_as_written(self.name, f"the {selected()} evaluator is selected")
+            return self.checked(*args, **kwargs)
+        signature = _signature(args, kwargs)
+        if isinstance(signature, str):
+            log.ran_as_written(self.name, signature)
+            return self.checked(*args, **kwargs)
+        key, tensors = signature
+        found = self.recordings.get(key)
+        if found is None:
+            return self._record(log, key, tensors, args, kwargs)
+        if isinstance(found, str):
+            log.ran_as_written(self.name, found)
+            return self.checked(*args, **kwargs)
+        log.replayed[self.name] += 1
+        return found.run(tensors)
+
+    def _record(self, log: ReplayLog, key: tuple[object, ...], tensors: list[FlowTensor], args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> Any:
+        """Run the body on stand-ins for ``tensors``, keep what it built, and evaluate it on their values."""
+        slots: list[Array | None] = [None] * len(tensors)
+        proxies = [type(t)._of_flow(t._spec, _leaf(t, _slot_reader(slots, i), None, {})) for i, t in enumerate(tensors)]
+        leaves = [p._flow for p in proxies]
+        standing = {id(t): p for t, p in zip(tensors, proxies)}
+        built = recording.Log()
+        mode, active = MODE.set(None), recording.ACTIVE.set(built)
+        try:
+            for i, tensor in enumerate(tensors):
+                slots[i] = get_evaluator(FUSED).flow_logical(tensor._flow)
+            result = self.checked(*(standing.get(id(a), a) for a in args),
+                                  **{k: standing.get(id(v), v) for k, v in kwargs.items()})
+            found = _Recording(tensors, proxies, leaves, slots, result, built)
+        finally:
+            MODE.reset(mode)
+            recording.ACTIVE.reset(active)
+        if len(self.recordings) >= SIGNATURES_PER_KERNEL:
+            del self.recordings[next(iter(self.recordings))]
+        self.recordings[key] = found if found.reason is None else found.reason
+        if found.reason is None:
+            log.recorded[self.name] += 1
+            return found.run(tensors)
+        log.ran_as_written(self.name, found.reason)
+        # Built on stand-ins all the same: the writes are carried to the arguments, and the result holds the
+        # stand-ins' values, which are the arguments'.
+        for i, flow in found.written:
+            tensors[i]._flow = _placed(tensors[i], get_evaluator(FUSED).flow_logical(flow), flow)
+        return result
+
+
+def _slot_reader(slots: list[Array | None], index: int) -> Callable[[str], Array]:
+    def read(name: str) -> Array:
+        values = slots[index]
+        assert values is not None, "a recorded graph is evaluated only while its slots hold values"
+        return values
+
+    return read
