@@ -1512,3 +1512,24 @@ def test_a_constant_operands_type_kept_by_value_is_the_composers(dtype: str) -> 
             else:
                 assert typed == expected and constant.value is value, value
     assert (stage, bool, True, dtype) not in vector._IMMEDIATES  # refused, never kept
+
+
+# -- a whole view's values read without its root's call (evaluate/stream.py fused_logical) -----------------
+
+def test_a_whole_views_values_are_its_tensors_as_its_root_reads_them() -> None:
+    """A flow whose root's source is a flow is a whole view (tensors/stream.py window_flow): ``fused_logical`` takes
+    the tensor's values directly, which must be the very array the root's own read gives: here a tensor committed
+    from a stream that widened its bf16 root to f32, special values included."""
+    Nq, Dq = tcp.axis("Nq", 8), tcp.axis("Dq", 128)
+    dev = tcp.Device()
+    values = np.random.default_rng(5).standard_normal((8, 128)).astype(np.float32)
+    values[0, :4] = [0.0, -0.0, np.nan, np.inf]
+    x = tcp.DmTensor[tcp.bf16, m["1"], m["1 # 2"], m["Nq, 1 # 32"], m["Dq"]](tcp.Tensor(values, m["Nq, Dq"]))
+    wide = (dev.main.begin(x.view()).fetch(out_time=m["Dq / 16"], out_packet=m["Dq % 16"]).fetch_cast(tcp.f32)
+            .collect(out_time=m["Dq / 8"], out_packet=m["Dq % 8"]).commit_trim(out_packet=m["Dq % 8"])
+            .commit(element=m["Dq"]))
+    flow = wide.view().flow
+    assert isinstance(flow.root.source, Flow) and flow.root.source is wide.flow
+    shortcut = fused_logical(flow, "fused")
+    assert shortcut is flow.root.logical("fused") is fused_logical(wide.flow, "fused")
+    assert shortcut.dtype == np.float32 and shortcut.tobytes() == wide.to_tensor().values.tobytes()

@@ -39,9 +39,15 @@ def fused_logical(flow: Flow, name: str) -> Array:
     key = f"{name}:logical"
     found: Array | None = flow.cache.get(key)
     if found is None:
-        root = flow.root.logical(name)
         source, mark = flow.root.source, f"{name}:canonical"
-        canonical = isinstance(source, Flow) and source.cache.get(mark) is root
+        if type(source) is Flow:
+            # A whole view of a tensor (the only root whose source is a flow): its values are the tensor's, as
+            # its root reads them, without the root's call through the evaluator table.
+            root = fused_logical(source, name)
+            canonical = source.cache.get(mark) is root
+        else:
+            root = flow.root.logical(name)
+            canonical = False
         values, dtype = root, flow.root.dtype
         for step in flow.steps:
             if not step.relu and step.dtype == dtype:

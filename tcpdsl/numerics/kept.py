@@ -61,6 +61,11 @@ def _owner(array: Array) -> Array | None:
     return None
 
 
+def unwritable(array: Array) -> bool:
+    """Whether nothing can write into ``array``'s memory: it and every array it is a view of are frozen."""
+    return _owner(array) is not None
+
+
 def _entry(owner: Array) -> tuple[weakref.ref[Array], dict[Hashable, Array]] | None:
     """What is kept for ``owner``; None, with ``owner`` remembered, the first time it is seen."""
     found = _kept.get(id(owner))

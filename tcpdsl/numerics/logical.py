@@ -185,7 +185,9 @@ class Tensor:
 
     def with_values(self, values: npt.NDArray[np.generic]) -> Tensor:
         """The same terms and fixed digits over other values (of the same shape)."""
-        return Tensor.of_terms(values, self._terms, self._fixed)
+        out = object.__new__(Tensor)
+        out._values, out._terms, out._fixed, out._axes = values, self._terms, self._fixed, self._axes
+        return out
 
     @property
     def axes(self) -> tuple[str, ...]:

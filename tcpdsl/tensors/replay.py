@@ -21,18 +21,18 @@ from contextvars import ContextVar
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from types import CellType, FunctionType, MethodType
 from typing import Any, Final
+import weakref
 
 from tcpdsl.evaluate.backend import DEFAULT, get as get_evaluator, selected
 from tcpdsl.evaluate.stream import kept_as_placed
-from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.numerics.flow import Flow, Root, Window, Written
+from tcpdsl.numerics.flow import Flow, Root
 from tcpdsl.numerics.logical import Tensor
-from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain, VrfValues
+from tcpdsl.numerics.kept import unwritable
 from tcpdsl.tensors import recording
-from tcpdsl.tensors.base import Array, TensorBase
+from tcpdsl.tensors.base import Array
 from tcpdsl.tensors.memory import DmTensor, HbmTensor, VrfTensor
+from tcpdsl.tensors.replay_graph import graph_of
 from tcpdsl.tensors.stream import FlowTensor
 
 # Outside ``tcp.replay()`` (and inside a recording, where nested kernels run as written): None.
@@ -124,71 +124,6 @@ def _placed(tensor: FlowTensor, values: Array, computed: Flow) -> Flow:
                  kept_as_placed(computed, values, FUSED))
 
 
-@dataclass
-class _Graph:
-    """What a recorded graph keeps values in: the flows' and passes' caches, and the contractions' operands,
-    which hold the values of a collected stream read while they were built: each such stream's flow with the
-    operands that hold its values."""
-
-    caches: list[dict[str, Any]]
-    operands: list[tuple[Flow, list[Operand]]]
-
-
-def _graph(starts: list[object], sources: list[tuple[Tensor, Flow]]) -> _Graph:
-    """Every node reachable from ``starts`` through the links evaluators follow (roots' sources, windows,
-    writes, chains, passes, and what closures hold)."""
-    seen: set[int] = set()
-    caches: list[dict[str, Any]] = []
-    operands: list[Operand] = []
-    stack = [*starts, *(flow for _, flow in sources)]  # a TRF's operand names its load, not the stream it read
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Flow):
-            caches.append(node.cache)
-            stack.append(node.root)
-        elif isinstance(node, Root):
-            stack += (node.source, node.logical, node.physical)
-        elif isinstance(node, Window):
-            stack.append(node.parent)
-        elif isinstance(node, Written):
-            stack += (node.parent, node.written)
-        elif isinstance(node, Chain):
-            stack += (node.stream, node.weight)
-        elif isinstance(node, Operand):
-            operands.append(node)
-            stack.append(node.origin)
-        elif isinstance(node, VectorChain):
-            caches.append(node.cache)
-            stack += (node.source, *node.steps)
-        elif isinstance(node, PassSource):
-            stack += (node.origin, node.logical, node.physical)
-        elif isinstance(node, PassStep):
-            stack += node.operands
-        elif isinstance(node, VrfValues):
-            stack += (node.read, node.origin)
-        elif isinstance(node, FunctionType):
-            stack += map(_contents, node.__closure__ or ())
-        elif isinstance(node, MethodType):
-            stack.append(node.__self__)
-        elif isinstance(node, (tuple, list)):
-            stack += node
-        elif isinstance(node, TensorBase):
-            stack += (getattr(node, name, None) for name in ("_flow", "_chain", "_parent"))
-            caches += (found for name in ("_buffers", "_logical") if isinstance(found := getattr(node, name, None), dict))
-    holding = [(flow, [o for o in operands if o.tensor is tensor]) for tensor, flow in sources]
-    return _Graph(caches, [(flow, found) for flow, found in holding if found])
-
-
-def _contents(cell: CellType) -> object:
-    try:
-        return cell.cell_contents
-    except ValueError:  # a name the function refers to that was never bound
-        return None
-
-
 class _Recording:
     """A kernel body built once on stand-ins: how to evaluate it on new arguments and what to hand back."""
 
@@ -213,46 +148,64 @@ class _Recording:
                 self.parts.append((type(part), part._spec, part._flow, part))
             elif self.reason is None:
                 self.reason = f"it returns a {type(part).__name__}, not a memory tensor"
-        flows: list[object] = [flow for _, flow in self.written]
-        flows += [part[2] for part in self.parts if not isinstance(part, int)]
-        self.graph = _graph(flows + leaves, log.sources)
+        outputs = [flow for _, flow in self.written] + [part[2] for part in self.parts if not isinstance(part, int)]
+        self.graph = graph_of(outputs, leaves, log.sources)
+        # The values each slot held last (weakly: they are the caller's): what the graph's nodes still hold.
+        self.held: list[weakref.ref[Array] | None] = [_kept_ref(values) for values in slots]
 
     def run(self, tensors: list[FlowTensor]) -> Any:
         """Evaluate the graph on ``tensors``' values: write into each argument the body wrote into, and return
-        the result as the body's, with new memory tensors holding their values."""
+        the result as the body's, with new memory tensors holding their values.
+
+        A node keeps its values from one call to the next only while every argument it depends on holds the
+        very same frozen array as the call before (the weights): what new values determine is forgotten when
+        the run ends, however it ends, and computed again (with the operands read from it) on the next."""
         fused = get_evaluator(FUSED)
-        slots = self.slots
         values = [fused.flow_logical(tensor._flow) for tensor in tensors]
-        graph = self.graph
-        for cache in graph.caches:
-            cache.clear()
-        for i, tensor in enumerate(tensors):  # each stand-in holds its argument's values, and their mark
-            slots[i] = values[i]
-            self.leaves[i].cache.update(kept_as_placed(tensor._flow, values[i], FUSED))
-        for flow, operands in graph.operands:  # what the contractions read, computed again
-            root = flow.root
-            held = Tensor.of_terms(fused.flow_logical(flow), root.terms, root.fixed)
-            for operand in operands:
-                fields = operand.__dict__  # a frozen record: its fields written as Chain.with_stage writes them
-                fields["tensor"] = held
-                fields.pop("values", None)  # derived from the tensor when first read
-        written = [(i, fused.flow_logical(flow)) for i, flow in self.written]
-        parts: list[Any] = []
-        for part in self.parts:
-            if isinstance(part, int):
-                parts.append(tensors[part])
-            else:
-                cls, spec, flow, model = part
-                parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
-        for (i, flow), (_, new) in zip(self.written, written):
-            tensors[i]._flow = _placed(tensors[i], new, flow)
-        for cache in graph.caches:  # the graph keeps no values between calls
-            cache.clear()
-        for i in range(len(slots)):
-            slots[i] = None
+        graph, slots, held = self.graph, self.slots, self.held
+        fresh = [i for i, v in enumerate(values) if (ref := held[i]) is None or ref() is not v]
+        try:
+            for i in fresh:
+                for cache in graph.caches[i]:
+                    cache.clear()
+                slots[i] = values[i]
+                held[i] = _kept_ref(values[i])
+            for i in fresh:  # each stand-in holds its argument's values, and their mark
+                self.leaves[i].cache.update(kept_as_placed(tensors[i]._flow, values[i], FUSED))
+            changed = frozenset(fresh)
+            for flow, operands, depends in graph.operands:  # what the contractions read, computed again
+                if depends & changed:
+                    before = operands[0].tensor
+                    assert before is not None  # the operands of a collected stream hold its tensor
+                    read = before.with_values(fused.flow_logical(flow))
+                    for operand in operands:
+                        fields = operand.__dict__  # a frozen record: written as Chain.with_stage writes it
+                        fields["tensor"] = read
+                        fields.pop("values", None)  # derived from the tensor when first read
+            written = [(i, _placed(tensors[i], fused.flow_logical(flow), flow)) for i, flow in self.written]
+            parts: list[Any] = []
+            for part in self.parts:
+                if isinstance(part, int):
+                    parts.append(tensors[part])
+                else:
+                    cls, spec, flow, model = part
+                    parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
+        finally:
+            for i in fresh:  # what new values determine is forgotten: only what the same values determine stays
+                for cache in graph.caches[i]:
+                    cache.clear()
+                if held[i] is None:
+                    slots[i] = None
+        for i, placed in written:
+            tensors[i]._flow = placed
         if self.tuple_type is None:
             return parts[0]
         return self.tuple_type(parts) if self.tuple_type is tuple else self.tuple_type(*parts)
+
+
+def _kept_ref(values: Array | None) -> weakref.ref[Array] | None:
+    """A weak reference to ``values`` when nothing can change them (a weight's frozen array), else None."""
+    return weakref.ref(values) if values is not None and unwritable(values) else None
 
 
 class Replays:
