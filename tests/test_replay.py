@@ -93,14 +93,15 @@ def test_a_replayed_call_gives_the_bits_of_the_call_as_written(file: Path, name:
 @pytest.mark.parametrize(("file", "name"), KERNELS, ids=[f"{f.stem}::{n}" for f, n in KERNELS])
 def test_a_replay_keeps_only_what_the_same_frozen_arguments_determine(file: Path, name: str) -> None:
     """The first argument is the very same tensor on the second call (its frozen values, and what the graph
-    computed from them alone, are kept) and the others are new: still the bits of the calls as written."""
+    computed from them alone, are kept) and the others are new; on the third every argument is new: still the
+    bits of the calls as written."""
     spec = _spec(file, name)
     first_name = spec.params[0].name
 
     def calls() -> list[list[np.ndarray[Any, Any]]]:
         first = _inputs(spec, 1, 1)
         second = {**_inputs(spec, 2, 1), first_name: first[first_name]}
-        return [_outputs(spec, first), _outputs(spec, second)]
+        return [_outputs(spec, first), _outputs(spec, second), _outputs(spec, _inputs(spec, 3, 1))]
 
     try:
         expected = calls()
@@ -108,8 +109,8 @@ def test_a_replay_keeps_only_what_the_same_frozen_arguments_determine(file: Path
         pytest.skip(str(error))
     with tcp.replay() as log:
         found = calls()
-    assert (log.recorded[spec.qualname], log.replayed[spec.qualname]) == (1, 1), str(log)
-    assert _same(expected[0], found[0]) and _same(expected[1], found[1])
+    assert (log.recorded[spec.qualname], log.replayed[spec.qualname]) == (1, 2), str(log)
+    assert all(_same(want, got) for want, got in zip(expected, found, strict=True))
 
 
 def _decoder() -> tuple[Any, Any]:

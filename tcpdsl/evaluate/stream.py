@@ -49,9 +49,7 @@ def fused_logical(flow: Flow, name: str) -> Array:
             root = flow.root.logical(name)
             canonical = False
         values, dtype = root, flow.root.dtype
-        for step in flow.steps:
-            if not step.relu and step.dtype == dtype:
-                continue  # most steps only move cells: nothing to compute for them
+        for step in flow.changes:  # most steps only move cells: nothing to compute for them
             if values is root and 0 in root.strides:
                 values = distinct(root)  # a replicated term is computed once, then broadcast
             if step.relu:

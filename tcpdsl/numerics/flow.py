@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy.typing as npt
@@ -111,6 +112,17 @@ class Flow:
     def then(self, step: Step) -> Flow:
         """The flow one stage further."""
         return Flow(self.root, (*self.steps, step))
+
+    @cached_property
+    def changes(self) -> tuple[Step, ...]:
+        """The steps that change values, in order: a cast to a new dtype, or the commit adapter's clamp. Every
+        other step only moves cells (kept on the flow: an evaluator asks each time it computes the values)."""
+        found, dtype = [], self.root.dtype
+        for step in self.steps:
+            if step.relu or step.dtype != dtype:
+                found.append(step)
+                dtype = step.dtype
+        return tuple(found)
 
     @property
     def mapping(self) -> Mapping:

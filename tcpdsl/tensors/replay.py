@@ -152,6 +152,9 @@ class _Recording:
         self.graph = graph_of(outputs, leaves, log.sources)
         # The values each slot held last (weakly: they are the caller's): what the graph's nodes still hold.
         self.held: list[weakref.ref[Array] | None] = [_kept_ref(values) for values in slots]
+        # The slots whose values were new on the call before (the recording computed every node from its own).
+        self.fresh_before = frozenset(range(len(slots)))
+        self.caches_of: dict[frozenset[int], list[dict[str, Any]]] = {}
 
     def run(self, tensors: list[FlowTensor]) -> Any:
         """Evaluate the graph on ``tensors``' values: write into each argument the body wrote into, and return
@@ -163,18 +166,18 @@ class _Recording:
         fused = get_evaluator(FUSED)
         values = [fused.flow_logical(tensor._flow) for tensor in tensors]
         graph, slots, held = self.graph, self.slots, self.held
-        fresh = [i for i, v in enumerate(values) if (ref := held[i]) is None or ref() is not v]
+        fresh = frozenset(i for i, v in enumerate(values) if (ref := held[i]) is None or ref() is not v)
         try:
+            # What depends on a slot that was new on the call before was forgotten when that call ended.
+            for cache in self._caches(fresh - self.fresh_before):
+                cache.clear()
             for i in fresh:
-                for cache in graph.caches[i]:
-                    cache.clear()
                 slots[i] = values[i]
                 held[i] = _kept_ref(values[i])
             for i in fresh:  # each stand-in holds its argument's values, and their mark
                 self.leaves[i].cache.update(kept_as_placed(tensors[i]._flow, values[i], FUSED))
-            changed = frozenset(fresh)
             for flow, operands, depends in graph.operands:  # what the contractions read, computed again
-                if depends & changed:
+                if depends & fresh:
                     before = operands[0].tensor
                     assert before is not None  # the operands of a collected stream hold its tensor
                     read = before.with_values(fused.flow_logical(flow))
@@ -191,16 +194,27 @@ class _Recording:
                     cls, spec, flow, model = part
                     parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
         finally:
-            for i in fresh:  # what new values determine is forgotten: only what the same values determine stays
-                for cache in graph.caches[i]:
-                    cache.clear()
+            for cache in self._caches(fresh):  # what new values determine is forgotten: what the same determine stays
+                cache.clear()
+            for i in fresh:
                 if held[i] is None:
                     slots[i] = None
+            self.fresh_before = fresh
         for i, placed in written:
             tensors[i]._flow = placed
         if self.tuple_type is None:
             return parts[0]
         return self.tuple_type(parts) if self.tuple_type is tuple else self.tuple_type(*parts)
+
+
+    def _caches(self, slots: frozenset[int]) -> list[dict[str, Any]]:
+        """The caches of the nodes that depend on any of ``slots``, each once (kept per set: a kernel called in a
+        loop passes new values in the same arguments every time)."""
+        found = self.caches_of.get(slots)
+        if found is None:
+            unique = {id(cache): cache for i in sorted(slots) for cache in self.graph.caches[i]}
+            found = self.caches_of[slots] = list(unique.values())
+        return found
 
 
 def _kept_ref(values: Array | None) -> weakref.ref[Array] | None:
