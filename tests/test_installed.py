@@ -66,6 +66,12 @@ def run(x: npt.NDArray[np.float32], w: npt.NDArray[np.float32]) -> float:
     got = out.to_tensor().to_numpy("A C")
     np.testing.assert_allclose(got, x @ w.T, rtol=1e-2)
     return float(np.abs(got - np.einsum("ab,cb->ac", x, w)).max())
+
+
+def run_replayed(x: npt.NDArray[np.float32], w: npt.NDArray[np.float32]) -> str:
+    with tcp.replay() as log:
+        run(x, w)
+    return f"{log} ({sum(log.replayed.values())} replayed)"
 '''
 
 MISTAKES: Final = '''

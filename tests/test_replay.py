@@ -344,3 +344,15 @@ def test_a_kernel_keeps_its_most_recent_signatures() -> None:
         tagged(_rng_flat(0), SIGNATURES_PER_KERNEL)
         tagged(_rng_flat(0), 0)
     assert (log.recorded["tagged"], log.replayed["tagged"]) == (SIGNATURES_PER_KERNEL + 2, 1)
+
+
+def test_a_graph_busy_in_another_thread_runs_as_written() -> None:
+    twice = _twice()
+    with tcp.replay():
+        twice(_rng_flat(1))  # recorded
+    (recording,) = [c.cell_contents for c in twice.__closure__ or () if hasattr(c.cell_contents, "recordings")][0] \
+        .recordings.values()
+    with recording.lock, tcp.replay() as log:  # as another thread holds it while it evaluates
+        out = twice(_rng_flat(2))
+    assert dict(log.as_written) == {twice.__qualname__: {"another thread is evaluating its graph": 1}}
+    assert _values(out).tobytes() == _values(twice(_rng_flat(2))).tobytes()

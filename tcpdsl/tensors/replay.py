@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Final
+import threading
 import weakref
 
 from tcpdsl.evaluate.backend import DEFAULT, get as get_evaluator, selected
@@ -31,6 +32,7 @@ from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.kept import unwritable
 from tcpdsl.tensors import recording
 from tcpdsl.tensors.base import Array
+from tcpdsl.tensors.filled import FLOW_SERIAL, filled
 from tcpdsl.tensors.memory import DmTensor, HbmTensor, VrfTensor
 from tcpdsl.tensors.replay_graph import graph_of
 from tcpdsl.tensors.stream import FlowTensor
@@ -113,7 +115,9 @@ def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, c
     """A flow without steps holding what ``tensor``'s flow holds at its end: its mapping and dtype, over its
     root's terms, with values from ``logical``."""
     flow, root = tensor._flow, tensor._flow.root
-    return Flow(Root(flow.mapping, flow.dtype, root.terms, root.fixed, logical, source=source), cache=cache)
+    leaf = filled(Root, {"mapping": flow.mapping, "dtype": flow.dtype, "terms": root.terms, "fixed": root.fixed,
+                         "logical": logical, "physical": None, "source": source})
+    return filled(Flow, {"root": leaf, "steps": (), "cache": cache, "serial": FLOW_SERIAL()})
 
 
 def _placed(tensor: FlowTensor, values: Array, computed: Flow) -> Flow:
@@ -155,6 +159,7 @@ class _Recording:
         # The slots whose values were new on the call before (the recording computed every node from its own).
         self.fresh_before = frozenset(range(len(slots)))
         self.caches_of: dict[frozenset[int], list[dict[str, Any]]] = {}
+        self.lock = threading.Lock()
 
     def run(self, tensors: list[FlowTensor]) -> Any:
         """Evaluate the graph on ``tensors``' values: write into each argument the body wrote into, and return
@@ -167,13 +172,14 @@ class _Recording:
         values = [fused.flow_logical(tensor._flow) for tensor in tensors]
         graph, slots, held = self.graph, self.slots, self.held
         fresh = frozenset(i for i, v in enumerate(values) if (ref := held[i]) is None or ref() is not v)
+        done = False
         try:
             # What depends on a slot that was new on the call before was forgotten when that call ended.
             for cache in self._caches(fresh - self.fresh_before):
                 cache.clear()
             for i in fresh:
                 slots[i] = values[i]
-                held[i] = _kept_ref(values[i])
+                held[i] = None  # until the operands read from it are read again
             for i in fresh:  # each stand-in holds its argument's values, and their mark
                 self.leaves[i].cache.update(kept_as_placed(tensors[i]._flow, values[i], FUSED))
             for flow, operands, depends in graph.operands:  # what the contractions read, computed again
@@ -193,10 +199,12 @@ class _Recording:
                 else:
                     cls, spec, flow, model = part
                     parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
+            done = True
         finally:
             for cache in self._caches(fresh):  # what new values determine is forgotten: what the same determine stays
                 cache.clear()
             for i in fresh:
+                held[i] = _kept_ref(values[i]) if done else None  # a failed call keeps nothing for the next
                 if held[i] is None:
                     slots[i] = None
             self.fresh_before = fresh
@@ -205,7 +213,6 @@ class _Recording:
         if self.tuple_type is None:
             return parts[0]
         return self.tuple_type(parts) if self.tuple_type is tuple else self.tuple_type(*parts)
-
 
     def _caches(self, slots: frozenset[int]) -> list[dict[str, Any]]:
         """The caches of the nodes that depend on any of ``slots``, each once (kept per set: a kernel called in a
@@ -246,8 +253,14 @@ class Replays:
         if isinstance(found, str):
             log.ran_as_written(self.name, found)
             return self.checked(*args, **kwargs)
-        log.replayed[self.name] += 1
-        return found.run(tensors)
+        if not found.lock.acquire(blocking=False):  # a graph holds one call's values at a time
+            log.ran_as_written(self.name, "another thread is evaluating its graph")
+            return self.checked(*args, **kwargs)
+        try:
+            log.replayed[self.name] += 1
+            return found.run(tensors)
+        finally:
+            found.lock.release()
 
     def _record(self, log: ReplayLog, key: tuple[object, ...], tensors: list[FlowTensor], args: tuple[Any, ...],
                 kwargs: dict[str, Any]) -> Any:
