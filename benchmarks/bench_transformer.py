@@ -13,6 +13,7 @@ Run: python benchmarks/bench_transformer.py [--rounds N]
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 from pathlib import Path
@@ -30,6 +31,7 @@ import model  # noqa: E402
 H = tcp.axis("H", 1024)
 TARGET_RATIO = 2.0
 POSITION = 700  # chunk 1: attention over two chunks
+TOKENS = 3  # the inputs the steps cycle through: no step gets the token of the step before
 
 
 def main() -> None:
@@ -38,7 +40,8 @@ def main() -> None:
     rounds = parser.parse_args().rounds
     sizes = model.REFERENCE
     rng = np.random.default_rng(0)
-    x = model.uniform_bf16(rng, (sizes.H,), 1.0)
+    # A token of its own for every step, as in decoding: a replay keeps nothing that depends on the token.
+    xs = [model.uniform_bf16(rng, (sizes.H,), 1.0) for _ in range(TOKENS)]
     cache = model.KvCache.empty(sizes, 2)
     cache.k[:] = model.uniform_bf16(rng, cache.k.shape, 1.0)
     cache.v[:] = model.uniform_bf16(rng, cache.v.shape, 1.0)
@@ -47,20 +50,20 @@ def main() -> None:
     f32 = model.FLOAT32
     layer32 = model.random_layer(sizes, 1, f32)
     cache32 = model.KvCache(f32.array(cache.k), f32.array(cache.v))
-    x32 = f32.array(x)
+    tokens32 = itertools.cycle([f32.array(x) for x in xs])
     tensors = decoder.LayerTensors.of(layer)  # laid out once
     chunks = decoder.KvChunks.of(cache)
-    stream = decoder.Hidden(tcp.Tensor(x.astype(np.float32), "H"))
+    streams = itertools.cycle([decoder.Hidden(tcp.Tensor(x.astype(np.float32), "H")) for x in xs])
 
     def kernels() -> object:
-        return decoder.decoder_step(stream, tensors, POSITION, chunks).to_tensor().to_numpy("H")
+        return decoder.decoder_step(next(streams), tensors, POSITION, chunks).to_tensor().to_numpy("H")
 
     def replayed() -> object:
         with tcp.replay():
             return kernels()
 
     def numpy_model() -> object:
-        return model.decoder_step(x32, layer32, POSITION, cache32, sizes, f32)
+        return model.decoder_step(next(tokens32), layer32, POSITION, cache32, sizes, f32)
 
     # Each way of calling the kernels is paired with the model in rounds of its own: the step as written
     # allocates enough to slow whatever runs after it, which a three-way round would charge to the replay.

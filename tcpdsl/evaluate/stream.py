@@ -36,19 +36,20 @@ def fused_logical(flow: Flow, name: str) -> Array:
     holding those very values; see :func:`converted`): a whole view of a bf16 one widens them without the
     scan for patterns a cast never leaves, and a pass reads an f32 one without its scan.
     """
-    key = f"{name}:logical"
+    key, mark = _KEYS.get(name) or _keys(name)
     found: Array | None = flow.cache.get(key)
     if found is None:
-        source, mark = flow.root.source, f"{name}:canonical"
+        start = flow.root
+        source = start.source
         if type(source) is Flow:
             # A whole view of a tensor (the only root whose source is a flow): its values are the tensor's, as
             # its root reads them, without the root's call through the evaluator table.
             root = fused_logical(source, name)
             canonical = source.cache.get(mark) is root
         else:
-            root = flow.root.logical(name)
+            root = start.logical(name)
             canonical = False
-        values, dtype = root, flow.root.dtype
+        values, dtype = root, start.dtype
         for step in flow.changes:  # most steps only move cells: nothing to compute for them
             if values is root and 0 in root.strides:
                 values = distinct(root)  # a replicated term is computed once, then broadcast
@@ -61,6 +62,15 @@ def fused_logical(flow: Flow, name: str) -> Array:
         found = flow.cache[key] = values if values.shape == root.shape else np.broadcast_to(values, root.shape)
         if canonical and dtype in ("bf16", "f32"):
             flow.cache[mark] = found
+    return found
+
+
+# Per evaluator name, the cache keys of a flow's values and of their mark (built once: every read asks).
+_KEYS: dict[str, tuple[str, str]] = {}
+
+
+def _keys(name: str) -> tuple[str, str]:
+    found = _KEYS[name] = (f"{name}:logical", f"{name}:canonical")
     return found
 
 

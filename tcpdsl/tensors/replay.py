@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 import threading
 import weakref
 
@@ -48,6 +48,7 @@ _STATIC: Final = (int, float, bool, str, type(None))
 # each one, and the oldest is forgotten.
 SIGNATURES_PER_KERNEL: Final = 16
 FUSED: Final = DEFAULT  # replays evaluate on the fused evaluator, the one selected by default
+T = TypeVar("T")
 
 
 @dataclass
@@ -101,14 +102,33 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[obj
                 index = len(tensors)
                 tensors.append(value)
             root = value._flow.root
-            # One spec per composed type (the entry keeps it, so its id stays its own); the terms the values
-            # are held over decide how the evaluator reads them.
-            key.append((kind, id(value._spec), index, root.terms, root.fixed))
+            # One spec per composed type, and the terms the values are held over (they decide how the evaluator
+            # reads them), by the id of one tuple per value. The recording keeps them, so their ids stay theirs.
+            key.append((kind, id(value._spec), index, id(_one(root.terms)), id(_one(root.fixed))))
         elif kind in _STATIC or isinstance(value, Enum):
             key.append((kind, value.hex() if kind is float else value))  # -0.0 is not 0.0
         else:
             return f"an argument is a {kind.__name__}, neither a memory tensor nor a plain value"
     return tuple(key), tensors
+
+
+_ONE_LIMIT: Final = 4096
+_one_by_value: dict[object, tuple[object, ...]] = {}
+_one_by_identity: dict[int, tuple[tuple[object, ...], tuple[object, ...]]] = {}
+
+
+def _one(value: tuple[T, ...]) -> tuple[T, ...]:
+    """The first tuple seen equal to ``value``; found by identity first (the tensors of a type share theirs), by
+    value (hashing every term) only for a tuple not seen before."""
+    seen = _one_by_identity.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]  # type: ignore[return-value]
+    if len(_one_by_identity) >= _ONE_LIMIT:
+        _one_by_identity.clear()  # a recording keeps the tuples its key names, so no other tuple takes their ids
+        _one_by_value.clear()
+    found = _one_by_value.setdefault(value, value)
+    _one_by_identity[id(value)] = (value, found)
+    return found  # type: ignore[return-value]
 
 
 def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, cache: dict[str, Any]) -> Flow:
@@ -134,7 +154,8 @@ class _Recording:
     def __init__(self, tensors: list[FlowTensor], proxies: list[FlowTensor], leaves: list[Flow],
                  slots: list[Array | None], result: object, log: recording.Log) -> None:
         self.slots = slots
-        self.specs = [t._spec for t in tensors]  # kept, so their ids in the signature stay theirs
+        # Kept, so that their ids in the signature stay theirs.
+        self.identities = [(t._spec, _one(t._flow.root.terms), _one(t._flow.root.fixed)) for t in tensors]
         self.leaves = leaves
         # An argument the body wrote into: its stand-in's flow changed.
         self.written = [(i, p._flow) for i, p in enumerate(proxies) if p._flow is not leaves[i]]
