@@ -1533,3 +1533,32 @@ def test_a_whole_views_values_are_its_tensors_as_its_root_reads_them() -> None:
     shortcut = fused_logical(flow, "fused")
     assert shortcut is flow.root.logical("fused") is fused_logical(wide.flow, "fused")
     assert shortcut.dtype == np.float32 and shortcut.tobytes() == wide.to_tensor().values.tobytes()
+
+
+# -- a carried widening moved when nothing else holds it (numerics/kept.py carry) --------------------------------
+
+@pytest.mark.parametrize("held", ["nothing", "the value", "its memory"])
+def test_a_carried_widening_is_moved_only_when_nothing_else_holds_it(held: str) -> None:
+    """A KV cache written a row per step: its widened form follows each new array. When nothing but the table holds
+    the old form, it is moved to the new array and its row recomputed in place; when anything else holds it or
+    views its memory, that holder's values never change. Either way each array derives its own widening, special
+    values included."""
+    old = freeze(tcp.bf16.cast(RNG.standard_normal((256, 128))))
+    for _ in range(2):
+        derived(old, ("widen", "bf16", False), _widened, "bf16", False, elementwise=True)
+    before = derived(old, ("widen", "bf16", False), _widened, "bf16", False, elementwise=True)
+    snapshot = before.copy()
+    holder = {"nothing": [], "the value": [before], "its memory": [before.base[2:5]]}[held]
+    held_bytes = [h.tobytes() for h in holder]
+    first = id(before)
+    del before
+    new = np.array(old)
+    new[3] = tcp.bf16.cast(np.array([0.0, -0.0, np.nan, np.inf, 1e-40] + [2.5] * 123))
+    freeze(new)
+    kept.carry(old, new, lambda array: array[3])
+    carried = derived(new, ("widen", "bf16", False), _widened, "bf16", False, elementwise=True)
+    assert carried.tobytes() == _widened(new, "bf16", False).tobytes() and not carried.flags.writeable
+    assert (id(carried) == first) is (held == "nothing")  # moved when nothing else held it, else copied
+    again = derived(old, ("widen", "bf16", False), _widened, "bf16", False, elementwise=True)
+    assert again.tobytes() == snapshot.tobytes()
+    assert [h.tobytes() for h in holder] == held_bytes

@@ -14,6 +14,7 @@ An element-wise derivation kept for the array before the write is carried to the
 
 from __future__ import annotations
 
+import sys
 import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, Final
@@ -110,8 +111,10 @@ def carry(old: Array, new: Array, part: Callable[[Array], Array]) -> None:
     """Keep for ``new`` what was kept element-wise for ``old``: ``new`` is a frozen copy of ``old`` (its
     own memory, of the same shape) with the cells ``part`` picks written.
 
-    Each value kept for the whole of ``old`` is copied and recomputed on those cells only. ``new`` is
-    remembered as seen, so that its first use keeps what it derives: the next write carries it on.
+    Each value kept for the whole of ``old`` is copied and recomputed on those cells only; a value nothing
+    but this table holds (no caller kept it, no view of it lives) is moved to ``new`` instead and recomputed in
+    place, and ``old`` derives it again if it is ever asked for. ``new`` is remembered as seen, so that its
+    first use keeps what it derives: the next write carries it on.
     """
     if new.size < _WORTH_KEEPING or _owner(new) is not new:
         return
@@ -124,8 +127,39 @@ def carry(old: Array, new: Array, part: Callable[[Array], Array]) -> None:
         if found is None or where[:-1] != place:
             continue
         compute, args, options = recipe
-        value = np.array(found[1][where])  # a copy of its own, a broadcast one spread out
+        value = found[1][where]
+        if _alone(value):
+            del found[1][where], recipes[where]  # moved: a KV cache's widened form is not copied every step
+            _writeable(value, True)
+        else:
+            value = np.array(value)  # a copy of its own, a broadcast one spread out
         part(value)[...] = compute(part(new), *args, **options)
-        value.setflags(write=False)
+        _writeable(value, False)
         into[1][(*fresh, where[-1])] = value
         _elementwise.setdefault(id(new), {})[(*fresh, where[-1])] = recipe
+
+
+# The references to a kept value nothing else holds, while _alone looks at it: the table's, carry's name, this
+# parameter and sys.getrefcount's argument; to the array whose memory it views: the value's base attribute, the
+# local name and the argument. Any other count (a caller holding either, another view) reads as held.
+_VALUE_ALONE: Final = 4
+_BASE_ALONE: Final = 3
+
+
+def _alone(value: Array) -> bool:
+    """Whether nothing but the table holds ``value`` (no caller's name, no other view of its memory): ``value``
+    owns its memory, or is the one view of an array that does. CPython's reference counts say so exactly."""
+    if sys.getrefcount(value) != _VALUE_ALONE:
+        return False
+    base = value.base
+    return base is None or (type(base) is np.ndarray and base.base is None and sys.getrefcount(base) == _BASE_ALONE)
+
+
+def _writeable(value: Array, flag: bool) -> None:
+    """Let ``value`` (and the array whose memory it views) be written, or freeze them again."""
+    base = value.base
+    if flag and isinstance(base, np.ndarray):
+        base.setflags(write=True)
+    value.setflags(write=flag)
+    if not flag and isinstance(base, np.ndarray):
+        base.setflags(write=False)
