@@ -15,7 +15,7 @@ import tcpdsl as tcp
 from tcpdsl import m
 from tcpdsl.cli.run import load
 from tcpdsl.harness.kernel_spec import KernelSpec, KernelSpecError, kernels_in, random_case
-from tcpdsl.tensors.replay import SIGNATURES_PER_KERNEL
+from tcpdsl.tensors.replay import FIRST_CALL, SIGNATURES_PER_KERNEL
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 TRANSFORMER = EXAMPLES / "transformer"
@@ -76,32 +76,39 @@ def test_the_examples_hold_kernels_to_replay() -> None:
 
 @pytest.mark.parametrize(("file", "name"), KERNELS, ids=[f"{f.stem}::{n}" for f, n in KERNELS])
 def test_a_replayed_call_gives_the_bits_of_the_call_as_written(file: Path, name: str) -> None:
+    """Four calls on two inputs: the first runs as written, the second is recorded, the last two replay."""
     spec = _spec(file, name)
     try:
-        first, second = _inputs(spec, 1, 1), _inputs(spec, 2, 1)
+        seeds = [1, 2, 1, 2]
+        expected = [_outputs(spec, _inputs(spec, seed, 1)) for seed in seeds[:2]]
     except KernelSpecError as error:
         pytest.skip(str(error))
-    expected = [_outputs(spec, _inputs(spec, 1, 1)), _outputs(spec, _inputs(spec, 2, 1))]
     with tcp.replay() as log:
-        found = [_outputs(spec, first), _outputs(spec, second), _outputs(spec, _inputs(spec, 1, 1))]
-    assert not log.as_written, str(log)
-    assert (log.recorded[spec.qualname], log.replayed[spec.qualname]) == (1, 2), str(log)
-    assert _same(expected[0], found[0]) and _same(expected[1], found[1]) and _same(expected[0], found[2])
+        found = [_outputs(spec, _inputs(spec, seed, 1)) for seed in seeds]
+    _ran(log, spec.qualname, recorded=1, replayed=2)
+    assert all(_same(expected[seed - 1], got) for seed, got in zip(seeds, found, strict=True))
     assert not _same(expected[0], expected[1]), "the two inputs must give different outputs"
+
+
+def _ran(log: tcp.ReplayLog, name: str, *, recorded: int, replayed: int, first_calls: int = 1) -> None:
+    """What ``log`` says of kernel ``name``: its signatures' first calls ran as written, and nothing else did."""
+    assert (log.recorded[name], log.replayed[name]) == (recorded, replayed), str(log)
+    assert dict(log.as_written.get(name, {})) == {FIRST_CALL: first_calls}, str(log)
 
 
 @pytest.mark.parametrize(("file", "name"), KERNELS, ids=[f"{f.stem}::{n}" for f, n in KERNELS])
 def test_a_replay_keeps_only_what_the_same_frozen_arguments_determine(file: Path, name: str) -> None:
-    """The first argument is the very same tensor on the second call (its frozen values, and what the graph
-    computed from them alone, are kept) and the others are new; on the third every argument is new: still the
-    bits of the calls as written."""
+    """After a call as written and one recorded, the first argument is the very same tensor on the third call
+    (its frozen values, and what the graph computed from them alone, are kept) and the others are new; on the
+    fourth every argument is new: still the bits of the calls as written."""
     spec = _spec(file, name)
     first_name = spec.params[0].name
 
     def calls() -> list[list[np.ndarray[Any, Any]]]:
-        first = _inputs(spec, 1, 1)
-        second = {**_inputs(spec, 2, 1), first_name: first[first_name]}
-        return [_outputs(spec, first), _outputs(spec, second), _outputs(spec, _inputs(spec, 3, 1))]
+        second = _inputs(spec, 2, 1)
+        third = {**_inputs(spec, 3, 1), first_name: second[first_name]}
+        return [_outputs(spec, _inputs(spec, 1, 1)), _outputs(spec, second), _outputs(spec, third),
+                _outputs(spec, _inputs(spec, 4, 1))]
 
     try:
         expected = calls()
@@ -109,7 +116,7 @@ def test_a_replay_keeps_only_what_the_same_frozen_arguments_determine(file: Path
         pytest.skip(str(error))
     with tcp.replay() as log:
         found = calls()
-    assert (log.recorded[spec.qualname], log.replayed[spec.qualname]) == (1, 2), str(log)
+    _ran(log, spec.qualname, recorded=1, replayed=2)
     assert all(_same(want, got) for want, got in zip(expected, found, strict=True))
 
 
@@ -124,12 +131,13 @@ def _decoder() -> tuple[Any, Any]:
 
 
 def test_the_decoder_step_replayed_over_tokens_and_cache_rows() -> None:
-    """Four steps, each on a token and cache of its own; the third at a new cache row records the projection
-    again. Every stream, query, attention state and both caches are the bits of the steps as written."""
+    """Six steps, each on a token and cache of its own, at two cache rows: each row's first step runs the projection
+    as written and its second records it. Every stream, query, attention state and both caches are the bits of the
+    steps as written."""
     decoder, model = _decoder()
     sizes = model.REFERENCE
     layer = decoder.LayerTensors.of(model.random_layer(sizes, 1))
-    positions = (700, 700, 701, 700)
+    positions = (700, 700, 701, 700, 701, 701)
 
     def step(seed: int, position: int) -> list[np.ndarray[Any, Any]]:
         rng = np.random.default_rng(seed)
@@ -145,10 +153,10 @@ def test_the_decoder_step_replayed_over_tokens_and_cache_rows() -> None:
     expected = [step(seed, position) for seed, position in enumerate(positions)]
     with tcp.replay() as log:
         found = [step(seed, position) for seed, position in enumerate(positions)]
-    assert not log.as_written, str(log)
-    assert log.recorded["projection"] == 2 and log.replayed["projection"] == 2, str(log)
-    assert log.replayed["decoder"] == 3 and log.replayed["attention_forward"] == 3, str(log)
-    for want, got in zip(expected, found):
+    _ran(log, "projection", recorded=2, replayed=2, first_calls=2)
+    for kernel in ("attention_forward_first", "attention_forward", "decoder"):
+        _ran(log, kernel, recorded=1, replayed=4)
+    for want, got in zip(expected, found, strict=True):
         assert _same(want, got)
 
 
@@ -209,22 +217,25 @@ def _wide(seed: int) -> Any:
 def test_a_nested_kernel_is_part_of_the_recording() -> None:
     twice = _twice()
     with tcp.replay() as log:
-        outs = [_values(twice(_rng_flat(seed))) for seed in (1, 2)]
-    assert dict(log.recorded) == {twice.__qualname__: 1} and dict(log.replayed) == {twice.__qualname__: 1}
-    assert [o.tobytes() for o in outs] == [_values(twice(_rng_flat(seed))).tobytes() for seed in (1, 2)]
+        outs = [_values(twice(_rng_flat(seed))) for seed in (1, 2, 3)]
+    _ran(log, twice.__qualname__, recorded=1, replayed=1)
+    # Inside the recording and the replays the nested kernel is part of the graph; only the call as written calls it.
+    assert log.as_written["moved"][FIRST_CALL] + log.recorded["moved"] + log.replayed["moved"] == 1, str(log)
+    assert [o.tobytes() for o in outs] == [_values(twice(_rng_flat(seed))).tobytes() for seed in (1, 2, 3)]
 
 
 def test_a_body_that_reads_values_runs_as_written_and_says_why() -> None:
     with tcp.replay() as log:
         outs = [_values(peeks(_rng_flat(seed))) for seed in (1, 2, 3)]
-    assert str(log) == "peeks: 0 recorded, 0 replayed\n  3 ran as written: the body read values from Python (to_tensor or physical)"
+    assert str(log) == ("peeks: 0 recorded, 0 replayed\n  1 ran as written: " + FIRST_CALL +
+                        "\n  2 ran as written: the body read values from Python (to_tensor or physical)")
     assert [o.tobytes() for o in outs] == [_values(peeks(_rng_flat(seed))).tobytes() for seed in (1, 2, 3)]
 
 
 def test_a_lazy_result_runs_as_written() -> None:
     with tcp.replay() as log:
         views = [viewed(_rng_flat(seed)) for seed in (1, 2)]
-    assert dict(log.as_written) == {"viewed": {"it returns a HbmView, not a memory tensor": 2}}
+    assert dict(log.as_written) == {"viewed": {FIRST_CALL: 1, "it returns a HbmView, not a memory tensor": 1}}
     assert [_values(v).tobytes() for v in views] == [_values(_rng_flat(seed)).tobytes() for seed in (1, 2)]
 
 
@@ -254,7 +265,7 @@ def test_outside_the_block_every_call_runs_as_written() -> None:
 
 
 def test_an_int_is_part_of_the_signature_and_the_write_lands_in_the_argument() -> None:
-    calls = [(1, 0), (2, 1), (3, 0), (4, 1)]
+    calls = [(1, 0), (2, 1), (3, 0), (4, 1), (5, 0), (6, 1)]
     expected = []
     for seed, row in calls:
         dst = _wide(10 + seed)
@@ -267,7 +278,7 @@ def test_an_int_is_part_of_the_signature_and_the_write_lands_in_the_argument() -
             back = row_into(_rng_flat(seed), dst, row)
             assert back is dst  # the written argument itself, as the body returns it
             found.append(_values(dst))
-    assert (log.recorded["row_into"], log.replayed["row_into"]) == (2, 2)
+    _ran(log, "row_into", recorded=2, replayed=2, first_calls=2)
     assert [f.tobytes() for f in found] == [e.tobytes() for e in expected]
 
 
@@ -284,11 +295,11 @@ def test_the_same_tensor_twice_is_a_signature_of_its_own() -> None:
         y = x if same else _wide(6)
         return _values(swap_into(x, y))
 
-    expected = [run(s) for s in (False, True, False, True)]
+    order = (False, True, False, True, False, True)
+    expected = [run(same) for same in order]
     with tcp.replay() as log:
-        found = [run(s) for s in (False, True, False, True)]
-    assert (log.recorded["test_the_same_tensor_twice_is_a_signature_of_its_own.<locals>.swap_into"],
-            log.replayed["test_the_same_tensor_twice_is_a_signature_of_its_own.<locals>.swap_into"]) == (2, 2)
+        found = [run(same) for same in order]
+    _ran(log, swap_into.__qualname__, recorded=2, replayed=2, first_calls=2)
     assert [f.tobytes() for f in found] == [e.tobytes() for e in expected]
 
 
@@ -299,9 +310,10 @@ def test_a_new_signature_is_checked_with_the_words_of_a_call_as_written() -> Non
         twice(wrong)
     with tcp.replay() as log, pytest.raises(tcp.TcpError) as inside:
         twice(_rng_flat(1))
-        twice(wrong)
+        twice(_rng_flat(2))  # recorded
+        twice(wrong)  # a new signature: the first call, checked as written
     assert str(inside.value) == str(outside.value)
-    assert dict(log.recorded) == {twice.__qualname__: 1}
+    assert log.recorded[twice.__qualname__] == 1
 
 
 def test_a_body_that_raises_records_nothing() -> None:
@@ -317,16 +329,18 @@ def test_a_body_that_raises_records_nothing() -> None:
         with pytest.raises(tcp.LayoutError, match="refused"):
             fragile(_rng_flat(1))
         failing[0] = False
-        out = fragile(_rng_flat(2))
-    assert dict(log.recorded) == {"test_a_body_that_raises_records_nothing.<locals>.fragile": 1}
-    assert _values(out).tobytes() == _values(_rng_flat(2)).tobytes()
+        fragile(_rng_flat(2))  # the signature's second call, recorded
+        out = fragile(_rng_flat(3))
+    assert dict(log.recorded) == {fragile.__qualname__: 1} and dict(log.replayed) == {fragile.__qualname__: 1}
+    assert _values(out).tobytes() == _values(_rng_flat(3)).tobytes()
 
 
 def test_a_replayed_result_reads_as_placed_from_the_host_on_the_simulator() -> None:
     twice = _twice()
     with tcp.replay():
         twice(_rng_flat(1))
-        out = twice(_rng_flat(2))
+        twice(_rng_flat(2))  # recorded
+        out = twice(_rng_flat(3))
     with tcp.evaluator("simulate"):
         simulated = _values(out)
     assert simulated.tobytes() == _values(out).tobytes()
@@ -341,14 +355,16 @@ def test_a_kernel_keeps_its_most_recent_signatures() -> None:
     with tcp.replay() as log:
         for tag in range(SIGNATURES_PER_KERNEL + 1):  # the first is forgotten
             tagged(_rng_flat(tag), tag)
+            tagged(_rng_flat(tag), tag)
         tagged(_rng_flat(0), SIGNATURES_PER_KERNEL)
-        tagged(_rng_flat(0), 0)
-    assert (log.recorded["tagged"], log.replayed["tagged"]) == (SIGNATURES_PER_KERNEL + 2, 1)
+        tagged(_rng_flat(0), 0)  # a first call again
+    _ran(log, "tagged", recorded=SIGNATURES_PER_KERNEL + 1, replayed=1, first_calls=SIGNATURES_PER_KERNEL + 2)
 
 
 def test_a_graph_busy_in_another_thread_runs_as_written() -> None:
     twice = _twice()
     with tcp.replay():
+        twice(_rng_flat(1))
         twice(_rng_flat(1))  # recorded
     (recording,) = [c.cell_contents for c in twice.__closure__ or () if hasattr(c.cell_contents, "recordings")][0] \
         .recordings.values()

@@ -250,14 +250,20 @@ def _kept_ref(values: Array | None) -> weakref.ref[Array] | None:
     return weakref.ref(values) if values is not None and unwritable(values) else None
 
 
+FIRST_CALL: Final = "the first call of its signature (the next is recorded)"
+
+
 class Replays:
-    """A kernel's recordings by signature (at most :data:`SIGNATURES_PER_KERNEL`), or why a signature's calls
-    run as written."""
+    """A kernel's signatures (at most :data:`SIGNATURES_PER_KERNEL`, the oldest forgotten first): None for one
+    called once, then its recording, or why its calls run as written.
+
+    A signature's first call runs as written: recording costs about twice a call, and a signature seen once (a
+    cache row written once in a loop over tokens) would pay it for nothing."""
 
     def __init__(self, name: str, checked: Callable[..., Any]) -> None:
         self.name = name
         self.checked = checked
-        self.recordings: dict[tuple[object, ...], _Recording | str] = {}
+        self.recordings: dict[tuple[object, ...], _Recording | str | None] = {}
 
     def __call__(self, log: ReplayLog, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if selected() != FUSED:
@@ -268,7 +274,11 @@ class Replays:
             log.ran_as_written(self.name, signature)
             return self.checked(*args, **kwargs)
         key, tensors = signature
-        found = self.recordings.get(key)
+        found = self.recordings.get(key, FIRST_CALL)
+        if found is FIRST_CALL:
+            self._remember(key, None)
+            log.ran_as_written(self.name, FIRST_CALL)
+            return self.checked(*args, **kwargs)
         if found is None:
             return self._record(log, key, tensors, args, kwargs)
         if isinstance(found, str):
@@ -301,9 +311,7 @@ class Replays:
         finally:
             MODE.reset(mode)
             recording.ACTIVE.reset(active)
-        if len(self.recordings) >= SIGNATURES_PER_KERNEL:
-            del self.recordings[next(iter(self.recordings))]
-        self.recordings[key] = found if found.reason is None else found.reason
+        self._remember(key, found if found.reason is None else found.reason)
         if found.reason is None:
             log.recorded[self.name] += 1
             return found.run(tensors)
@@ -313,6 +321,11 @@ class Replays:
         for i, flow in found.written:
             tensors[i]._flow = _placed(tensors[i], get_evaluator(FUSED).flow_logical(flow), flow)
         return result
+
+    def _remember(self, key: tuple[object, ...], found: _Recording | str | None) -> None:
+        if key not in self.recordings and len(self.recordings) >= SIGNATURES_PER_KERNEL:
+            del self.recordings[next(iter(self.recordings))]
+        self.recordings[key] = found
 
 
 def _slot_reader(slots: list[Array | None], index: int) -> Callable[[str], Array]:

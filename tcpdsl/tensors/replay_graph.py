@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import CellType, FunctionType, MethodType
+from collections.abc import Callable
 from typing import Any
 
 from tcpdsl.numerics.chain import Chain, Operand
@@ -38,37 +39,40 @@ def _contents(cell: CellType) -> object:
         return None
 
 
-def _links(node: object) -> tuple[object, ...] | None:
-    """What ``node`` reads its values through, or None when it is no node of a graph (a mapping, an array...)."""
-    if isinstance(node, Flow):
-        return (node.root,)
-    if isinstance(node, Root):
-        return (node.source, node.logical, node.physical)
-    if isinstance(node, Window):
-        return (node.parent,)
-    if isinstance(node, Written):
-        return (node.parent, node.written)
-    if isinstance(node, Chain):
-        return (node.stream, node.weight)
-    if isinstance(node, Operand):
-        return (node.origin,)
-    if isinstance(node, VectorChain):
-        return (node.source, *node.steps)
-    if isinstance(node, PassSource):
-        return (node.origin, node.logical, node.physical)
-    if isinstance(node, PassStep):
-        return node.operands
-    if isinstance(node, VrfValues):
-        return (node.read, node.origin)
-    if isinstance(node, FunctionType):
-        return tuple(map(_contents, node.__closure__ or ()))
-    if isinstance(node, MethodType):
-        return (node.__self__,)
-    if isinstance(node, (tuple, list)):
-        return tuple(node)
-    if isinstance(node, TensorBase):
-        return tuple(getattr(node, name, None) for name in ("_flow", "_chain", "_parent"))
-    return None
+def _tensor_links(node: Any) -> tuple[object, ...]:
+    return tuple(getattr(node, name, None) for name in ("_flow", "_chain", "_parent"))
+
+
+# What each kind of node reads its values through, by its exact type (a walk meets thousands of nodes).
+_LINKS: dict[type, Callable[[Any], tuple[object, ...]]] = {
+    Flow: lambda node: (node.root,),
+    Root: lambda node: (node.source, node.logical, node.physical),
+    Window: lambda node: (node.parent,),
+    Written: lambda node: (node.parent, node.written),
+    Chain: lambda node: (node.stream, node.weight),
+    Operand: lambda node: (node.origin,),
+    VectorChain: lambda node: (node.source, *node.steps),
+    PassSource: lambda node: (node.origin, node.logical, node.physical),
+    PassStep: lambda node: node.operands,
+    VrfValues: lambda node: (node.read, node.origin),
+    FunctionType: lambda node: tuple(map(_contents, node.__closure__ or ())),
+    MethodType: lambda node: (node.__self__,),
+    tuple: tuple,
+    list: tuple,
+}
+# Every other type: a tensor class reads through its flow, chain or parent; anything else is no node.
+_NOT_A_NODE: set[type] = set()
+
+
+def _linker(kind: type) -> Callable[[Any], tuple[object, ...]] | None:
+    """How a node of type ``kind`` reads its values, or None when it is no node of a graph (a mapping, an array...)."""
+    found = _LINKS.get(kind)
+    if found is None and kind not in _NOT_A_NODE:
+        if issubclass(kind, TensorBase):
+            found = _LINKS[kind] = _tensor_links
+        else:
+            _NOT_A_NODE.add(kind)
+    return found
 
 
 def _caches(node: object) -> list[dict[str, Any]]:
@@ -91,11 +95,12 @@ def graph_of(outputs: list[Flow], leaves: list[Flow], sources: list[tuple[Tensor
         node = stack.pop()
         if id(node) in nodes:
             continue
-        found = _links(node)
-        if found is None:
+        linker = _linker(type(node))
+        if linker is None:
             continue
+        found = [n for n in linker(node) if _linker(type(n)) is not None]
         nodes[id(node)] = node
-        links[id(node)] = [id(n) for n in found if _links(n) is not None]
+        links[id(node)] = [id(n) for n in found]
         stack += found
     # A stream continuing a tensor shares its root: the root is what reads the slot.
     depends = _dependencies(links, {id(node): i for i, leaf in enumerate(leaves) for node in (leaf, leaf.root)})
