@@ -1,13 +1,13 @@
-"""Replaying kernels: inside ``with tcp.replay():`` a kernel's body runs once per argument signature and later
-calls evaluate what it built on their own arguments' values (docs/replay.md).
+"""Replaying kernels: inside ``with tcp.replay():`` a kernel called again with the same argument signature records
+what its body builds, and later calls evaluate that on their own arguments' values (docs/replay.md).
 
 Every rule of a stage call depends only on the types of its tensors and its other arguments, so a body
 called again with arguments of the same types builds the same graph of flows, contraction chains and
 vector passes, each of which an evaluator computes from its inputs' values alone. A recording runs the
 body on stand-ins for the tensor arguments (memory tensors whose values are read from a slot), so the
 graph it builds refers to the slots and not to the caller's tensors. A replay puts the new arguments'
-values in the slots, forgets the values the graph's nodes kept, and evaluates the outputs again; the
-evaluator's plans are found by the identity of the very same nodes, so nothing is planned twice.
+values in the slots, forgets the values the graph's nodes kept that depend on them, and evaluates the outputs
+again; the evaluator's plans are found by the identity of the very same nodes, so nothing is planned twice.
 
 What a call returns and writes are memory tensors holding the computed values, as if placed from the
 host (docs/runtime.md §4, "Writes read once").
@@ -44,8 +44,8 @@ MODE: ContextVar[ReplayLog | None] = ContextVar("tcpdsl_replay", default=None)
 _MEMORY: Final = (DmTensor, HbmTensor, VrfTensor)
 # Other arguments are part of the signature by value (their type too: 1, 1.0 and True differ).
 _STATIC: Final = (int, float, bool, str, type(None))
-# Signatures kept per kernel: a kernel called with many int arguments (a cache row per token) records
-# each one, and the oldest is forgotten.
+# Signatures kept per kernel, the oldest forgotten first: a kernel called with many int arguments (a cache row
+# per token) meets a new signature on most calls.
 SIGNATURES_PER_KERNEL: Final = 16
 FUSED: Final = DEFAULT  # replays evaluate on the fused evaluator, the one selected by default
 T = TypeVar("T")
@@ -77,10 +77,10 @@ class ReplayLog:
 
 @contextmanager
 def replay() -> Iterator[ReplayLog]:
-    """Replay the kernels called inside the block (docs/replay.md): each ``@tcp.kernel`` runs its body once per
-    argument signature (the types of its tensor arguments, the values of the others) and evaluates what it
-    built on later calls. On the fused evaluator; a call that cannot be replayed runs as written, and the
-    log it yields says which and why."""
+    """Replay the kernels called inside the block (docs/replay.md): a ``@tcp.kernel`` called a second time with
+    the same argument signature (the types of its tensor arguments, the values of the others) records what its
+    body builds, and evaluates that on later calls. On the fused evaluator; a call that is not replayed runs
+    as written, and the log the block yields says which and why."""
     log = ReplayLog()
     token = MODE.set(log)
     try:
