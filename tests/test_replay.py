@@ -372,3 +372,17 @@ def test_a_graph_busy_in_another_thread_runs_as_written() -> None:
         out = twice(_rng_flat(2))
     assert dict(log.as_written) == {twice.__qualname__: {"another thread is evaluating its graph": 1}}
     assert _values(out).tobytes() == _values(twice(_rng_flat(2))).tobytes()
+
+
+@tcp.kernel
+def keyed(x: Flat, *, scale: float) -> Flat:
+    return x.to_hbm(element=m["A"])
+
+
+def test_keywords_and_floats_are_part_of_the_signature_by_value() -> None:
+    """-0.0 and 0.0 compare equal but are two signatures; a keyword argument is named in the signature."""
+    with tcp.replay() as log:
+        for scale in (0.0, -0.0, 0.0, -0.0, 0.0):
+            out = keyed(_rng_flat(7), scale=scale)
+    _ran(log, "keyed", recorded=2, replayed=1, first_calls=2)
+    assert _values(out).tobytes() == _values(_rng_flat(7)).tobytes()
