@@ -130,14 +130,13 @@ def _decoder() -> tuple[Any, Any]:
     return decoder, model
 
 
-def test_the_decoder_step_replayed_over_tokens_and_cache_rows() -> None:
-    """Six steps, each on a token and cache of its own, at two cache rows: each row's first step runs the projection
-    as written and its second records it. Every stream, query, attention state and both caches are the bits of the
-    steps as written."""
+def _steps(positions: tuple[int, ...]) -> tuple[tcp.ReplayLog, list[list[np.ndarray[Any, Any]]],
+                                                list[list[np.ndarray[Any, Any]]]]:
+    """Decoder steps at ``positions``, each on a token and cache of its own, as written and replayed: the log, and
+    every step's query, attention state, stream and both caches, both ways."""
     decoder, model = _decoder()
     sizes = model.REFERENCE
     layer = decoder.LayerTensors.of(model.random_layer(sizes, 1))
-    positions = (700, 700, 701, 700, 701, 701)
 
     def step(seed: int, position: int) -> list[np.ndarray[Any, Any]]:
         rng = np.random.default_rng(seed)
@@ -153,9 +152,36 @@ def test_the_decoder_step_replayed_over_tokens_and_cache_rows() -> None:
     expected = [step(seed, position) for seed, position in enumerate(positions)]
     with tcp.replay() as log:
         found = [step(seed, position) for seed, position in enumerate(positions)]
+    return log, expected, found
+
+
+def test_the_decoder_step_replayed_over_tokens_and_cache_rows() -> None:
+    """Six steps at two cache rows: each row's first step runs the projection as written and its second records
+    it. Every stream, query, attention state and both caches are the bits of the steps as written."""
+    log, expected, found = _steps((700, 700, 701, 700, 701, 701))
     _ran(log, "projection", recorded=2, replayed=2, first_calls=2)
     for kernel in ("attention_forward_first", "attention_forward", "decoder"):
-        _ran(log, kernel, recorded=1, replayed=4)
+        _replayed_after_two(log, kernel, calls=6)
+    for want, got in zip(expected, found, strict=True):
+        assert _same(want, got)
+
+
+def _replayed_after_two(log: tcp.ReplayLog, name: str, calls: int) -> None:
+    """Kernel ``name`` (shared with other tests: its signature may have been met before) was called ``calls``
+    times and replayed from its third call on at the latest; nothing but a first call ran as written."""
+    first = log.as_written.get(name, {})
+    assert set(first) <= {FIRST_CALL} and first.get(FIRST_CALL, 0) + log.recorded[name] <= 2, str(log)
+    assert first.get(FIRST_CALL, 0) + log.recorded[name] + log.replayed[name] == calls, str(log)
+
+
+def test_a_loop_over_tokens_replays_the_projections_kernels() -> None:
+    """Every step at a new cache row: the projection runs as written every time, and the kernels it calls (the
+    norms, the three projections, RoPE) are recorded on the second step and replayed after, still the bits of
+    the steps as written."""
+    log, expected, found = _steps((900, 901, 902, 903))  # rows no other test writes
+    _ran(log, "projection", recorded=0, replayed=0, first_calls=4)
+    for kernel in ("proj_q", "rmsnorm_q", "rope_q"):
+        _replayed_after_two(log, kernel, calls=4)
     for want, got in zip(expected, found, strict=True):
         assert _same(want, got)
 
