@@ -208,17 +208,29 @@ _UNARY_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _UNA
 
 # The ops below write what overflow and NaN give by the rules, so their floating-point flags tell the caller
 # nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
-# ``with`` block, on functions every pass step runs.
-_QUIET: Final = np.errstate(all="ignore")
+# ``with`` block, on functions every pass step runs. The bare forms (``f32_unary``, ``f32_binary``,
+# ``fold``) leave it to their caller, which sets it once for all the steps of a pass.
+QUIET: Final = np.errstate(all="ignore")
 
 
-@_QUIET
+def unary_function(op: FpUnaryOp) -> Any:
+    """The numpy function :func:`fp_unary` computes ``op`` with, for :func:`f32_unary`."""
+    return _UNARY_BY_ID[id(op)]
+
+
+def f32_unary(function: Any, x: object, clean: bool) -> Array:
+    """:func:`fp_unary` of the op whose :func:`unary_function` is ``function``, floating-point flags left to
+    the caller (:data:`QUIET`)."""
+    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
+    # scalar, becomes a 0-d array).
+    return flush_f32(function(x if clean else read_f32(x)))
+
+
+@QUIET
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
-    # scalar, becomes a 0-d array).
-    return flush_f32(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
+    return f32_unary(_UNARY_BY_ID[id(op)], x, clean)
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -233,26 +245,37 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
     return picks[mode.value[0]], picks[mode.value[1]]
 
 
-@_QUIET
-def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
-    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
-    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
-    dtype = OP_DTYPE[type(op)]  # op_dtype's table, read without the call: binary runs on every step
+def float_function(op: BinaryOp | FpBinary) -> Any:
+    """The numpy function :func:`binary` computes the f32 arithmetic op ``op`` with (an Fp op, FpDiv's
+    ``DIV_F``, an f32 Clip op), for :func:`f32_binary`."""
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
-    if isinstance(op, LogicBinaryOpF32):
-        a, b = _arguments(mode, _bits(stream), _bits(operand))
-        return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
-    if dtype == I32:
-        a, b = _arguments(mode, i32(stream), i32(operand))
-        return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
+    return np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
+
+
+def f32_binary(function: Any, stream: object, operand: object, mode: BinaryArgMode, clean: bool,
+               operand_clean: bool) -> Array:
+    """:func:`binary` of the f32 op whose :func:`float_function` is ``function``, floating-point flags left
+    to the caller (:data:`QUIET`)."""
     s: Any = stream if clean else read_f32(stream)  # said clean: an f32 array
     o: Any = operand if operand_clean else read_f32(operand)
     # The usual mode picks the pair as given: no call to pick it.
     a, b = (s, o) if mode is BinaryArgMode.MODE01 else _arguments(mode, s, o)
-    function = np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
     return flush_f32(function(a, b))  # the fresh result, fixed in place as fp_unary's
+
+
+@QUIET
+def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
+    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
+    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
+    if isinstance(op, LogicBinaryOpF32):
+        a, b = _arguments(mode, _bits(stream), _bits(operand))
+        return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
+    if OP_DTYPE[type(op)] == I32:  # op_dtype's table, read without the call: binary runs on every step
+        a, b = _arguments(mode, i32(stream), i32(operand))
+        return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
+    return f32_binary(float_function(op), stream, operand, mode, clean, operand_clean)
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
@@ -377,7 +400,7 @@ def _partials(function: Any, start: Array, values: Array) -> Array:
     return out
 
 
-@_QUIET
+@QUIET
 def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> Array:
     """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation);
     ``clean`` as for :func:`fp_unary`.
@@ -385,6 +408,11 @@ def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> A
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
+    return fold(op, x, axis, clean)
+
+
+def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
+    """:func:`reduce_fold`, floating-point flags left to the caller (:data:`QUIET`)."""
     f32_fold = OP_DTYPE[type(op)] != I32
     read = (np.asarray(x) if clean else read_f32(x)) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
