@@ -1664,3 +1664,28 @@ def test_a_planned_pass_raises_no_floating_point_warning() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # an overflow, a 0/0 or an invalid op's flag would raise here
             run_pass(_planned_pass(kind, held), "fused")
+
+
+PICKS = [ClipBinaryOpF32.MIN, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN, ClipBinaryOpF32.ABS_MAX]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(PICKS), st.sampled_from(list(BinaryArgMode)), st.sampled_from([(3, 4), (4,), (3, 1), ()]),
+       st.booleans(), st.lists(CELLS, min_size=24, max_size=24))
+def test_a_min_or_max_left_unscanned_has_the_bits_of_its_result_with_the_rules_applied(
+        op: typing.Any, mode: BinaryArgMode, operand_shape: tuple[int, ...], transposed: bool, cells: list[int]) -> None:
+    raw = np.array(cells, dtype=np.uint32).view(np.float32)
+    stream = raw[:12].reshape(4, 3).T if transposed else raw[:12].reshape(3, 4)  # another memory order too
+    operand = raw[12:12 + math.prod(operand_shape)].reshape(operand_shape)
+    assert vector_ops.picks(op)
+    a, b = vector_ops._arguments(mode, f32(stream), f32(operand))
+    with np.errstate(all="ignore"):
+        expected = f32(vector_ops.float_function(op)(a, b))  # the definition: the rules applied to the result
+    # Read with its scan, and said clean (the rules applied, in the memory order given).
+    clean = f32(raw[:12]).reshape(4, 3).T if transposed else f32(raw[:12]).reshape(3, 4)
+    for got in (binary(op, stream, operand, mode), binary(op, clean, f32(operand), mode, clean=True, operand_clean=True)):
+        assert type(got) is np.ndarray and got.flags.c_contiguous and got.dtype == np.float32
+        assert got.tobytes() == expected.tobytes()
+        assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
+        assert not np.shares_memory(got, clean)
+    assert not any(vector_ops.picks(other) for other in (FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.ADD))

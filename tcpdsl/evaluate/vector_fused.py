@@ -165,7 +165,7 @@ def _plan(chain: VectorChain, source: Array) -> _Plan:
             elif flushing and stage in _FLOAT_STAGES and len(step.operands) == 1:
                 op = FpBinaryOp.DIV_F if stage is Stage.VECTOR_FP_DIV else step.op
                 mode = step.mode if isinstance(step.mode, BinaryArgMode) else BinaryArgMode.MODE01
-                actions.append((_FLOAT, ops.float_function(op), mode, clean, operand(at, 0, True)))
+                actions.append((_FLOAT, ops.float_function(op), mode, clean, operand(at, 0, True), ops.picks(op)))
             else:
                 actions.append((_OTHER, at, clean, tuple(operand(at, i, False) for i in range(len(step.operands)))))
             clean, computed = flushing, True
@@ -193,7 +193,7 @@ def _run_steps(actions: tuple[tuple[Any, ...], ...], steps: tuple[PassStep, ...]
             values = action[1](values)
         elif kind == _FLOAT:
             operand, operand_clean = _operand(action[4], read, stash)
-            values = f32_binary(action[1], values, operand, action[2], action[3], operand_clean)
+            values = f32_binary(action[1], values, operand, action[2], action[3], operand_clean, action[5])
         elif kind == _UNARY:
             values = f32_unary(action[1], values, action[2])
         elif kind == _REDUCE:

@@ -253,15 +253,29 @@ def float_function(op: BinaryOp | FpBinary) -> Any:
     return np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
 
 
+# The f32 ops whose every result cell is a cell of one of their inputs, or a zero: read with the rules
+# applied, their inputs hold no subnormal and only the canonical NaN, so their result needs no fixing.
+_PICKING: Final = frozenset(id(op) for op in (ClipBinaryOpF32.MIN, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN,
+                                              ClipBinaryOpF32.ABS_MAX))
+
+
+def picks(op: BinaryOp | FpBinary) -> bool:
+    """Whether the f32 op ``op`` only picks one of its inputs' cells (a min or a max), for :func:`f32_binary`."""
+    return id(op) in _PICKING
+
+
 def f32_binary(function: Any, stream: object, operand: object, mode: BinaryArgMode, clean: bool,
-               operand_clean: bool) -> Array:
-    """:func:`binary` of the f32 op whose :func:`float_function` is ``function``, floating-point flags left
-    to the caller (:data:`QUIET`)."""
+               operand_clean: bool, picking: bool = False) -> Array:
+    """:func:`binary` of the f32 op whose :func:`float_function` is ``function`` (and :func:`picks` is
+    ``picking``), floating-point flags left to the caller (:data:`QUIET`)."""
     s: Any = stream if clean else read_f32(stream)  # said clean: an f32 array
     o: Any = operand if operand_clean else read_f32(operand)
     # The usual mode picks the pair as given: no call to pick it.
     a, b = (s, o) if mode is BinaryArgMode.MODE01 else _arguments(mode, s, o)
-    return flush_f32(function(a, b))  # the fresh result, fixed in place as fp_unary's
+    result = function(a, b)
+    if picking and type(result) is np.ndarray and result.flags.c_contiguous:
+        return result  # what flush_f32 returns for it, without the scan: a fresh f32 array, nothing to fix
+    return flush_f32(result)  # the fresh result, fixed in place as fp_unary's
 
 
 @QUIET
@@ -275,7 +289,7 @@ def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
     if OP_DTYPE[type(op)] == I32:  # op_dtype's table, read without the call: binary runs on every step
         a, b = _arguments(mode, i32(stream), i32(operand))
         return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
-    return f32_binary(float_function(op), stream, operand, mode, clean, operand_clean)
+    return f32_binary(float_function(op), stream, operand, mode, clean, operand_clean, id(op) in _PICKING)
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
@@ -420,11 +434,16 @@ def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
     if values.shape[0] and f32_fold:
         name = op.reference
         if name in _PICKS:
-            # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero.
-            held = np.concatenate([acc[None], values])
-            picked = _signed_zeros(_PICKS[name].reduce(held, axis=0), name,
-                                   lambda: np.any(held.view(np.uint32) == _WINNING_ZERO[name], axis=0))
-            return f32(picked)
+            # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero: the
+            # identity (an infinity, which wins only over NaN) is taken last, not copied in front.
+            pick = _PICKS[name]
+            picked = _signed_zeros(pick(pick.reduce(values, axis=0), acc), name,
+                                   lambda: np.any(values.view(np.uint32) == _WINNING_ZERO[name], axis=0))
+            # Each cell is one of the read values' (no subnormal, only the canonical NaN), the identity or a
+            # zero: nothing the rules change, so the fresh array is the result as it is.
+            if type(picked) is np.ndarray and picked.flags.c_contiguous:
+                return picked
+            return np.array(picked, dtype=np.float32, order="C")  # as f32 gives it: a C-ordered array, 0-d too
         if name in _ACCUMULATES:
             partial = _partials(_ACCUMULATES[name], acc, values)
             if not _subnormal(partial):
