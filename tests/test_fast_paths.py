@@ -1689,3 +1689,13 @@ def test_a_min_or_max_left_unscanned_has_the_bits_of_its_result_with_the_rules_a
         assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
         assert not np.shares_memory(got, clean)
     assert not any(vector_ops.picks(other) for other in (FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.ADD))
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=0, max_size=40))
+def test_the_scan_for_subnormals_in_place_answers_as_the_scan_of_a_copy(cells: list[int]) -> None:
+    x = np.array(cells, dtype=np.uint32).view(np.float32).reshape(-1, 1)
+    expected = _subnormal(x)
+    before = x.tobytes()
+    assert _subnormal(x) == expected and x.tobytes() == before  # the usual scan leaves its input alone
+    assert _subnormal(x, in_place=True) == expected

@@ -387,12 +387,14 @@ _ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
 _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
-def _subnormal(x: Array) -> bool:
-    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field.
+def _subnormal(x: Array, *, in_place: bool = False) -> bool:
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field; ``in_place`` lets the
+    scan work in ``x`` itself (a buffer of the caller's own, whose values it then no longer needs).
 
     On the magnitude (the bits without the sign) less one, a zero wraps round to the top and the
     subnormals are exactly the values below the smallest normal's: two passes in place find them."""
-    magnitude = np.bitwise_and(x.view(np.uint32), ~_SIGN)
+    bits = x.view(np.uint32)
+    magnitude = np.bitwise_and(bits, ~_SIGN, out=bits if in_place else None)
     np.subtract(magnitude, np.uint32(1), out=magnitude)
     return bool(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL) < _LAST_SUBNORMAL)
 
@@ -430,24 +432,24 @@ def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
     f32_fold = OP_DTYPE[type(op)] != I32
     read = (np.asarray(x) if clean else read_f32(x)) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
+    name = op.reference
+    if values.shape[0] and f32_fold and name in _PICKS:
+        # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero: the
+        # identity (an infinity, which wins only over NaN) is taken last, not copied in front.
+        pick = _PICKS[name]
+        picked = _signed_zeros(pick(pick.reduce(values, axis=0), identity(op)), name,
+                               lambda: np.any(values.view(np.uint32) == _WINNING_ZERO[name], axis=0))
+        # Each cell is one of the read values' (no subnormal, only the canonical NaN), the identity or a
+        # zero: nothing the rules change, so the fresh array is the result as it is.
+        if type(picked) is np.ndarray and picked.flags.c_contiguous:
+            return picked
+        return np.array(picked, dtype=np.float32, order="C")  # as f32 gives it: a C-ordered array, 0-d too
     acc = np.full(values.shape[1:], identity(op))
-    if values.shape[0] and f32_fold:
-        name = op.reference
-        if name in _PICKS:
-            # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero: the
-            # identity (an infinity, which wins only over NaN) is taken last, not copied in front.
-            pick = _PICKS[name]
-            picked = _signed_zeros(pick(pick.reduce(values, axis=0), acc), name,
-                                   lambda: np.any(values.view(np.uint32) == _WINNING_ZERO[name], axis=0))
-            # Each cell is one of the read values' (no subnormal, only the canonical NaN), the identity or a
-            # zero: nothing the rules change, so the fresh array is the result as it is.
-            if type(picked) is np.ndarray and picked.flags.c_contiguous:
-                return picked
-            return np.array(picked, dtype=np.float32, order="C")  # as f32 gives it: a C-ordered array, 0-d too
-        if name in _ACCUMULATES:
-            partial = _partials(_ACCUMULATES[name], acc, values)
-            if not _subnormal(partial):
-                return f32(partial[-1])
+    if values.shape[0] and f32_fold and name in _ACCUMULATES:
+        partial = _partials(_ACCUMULATES[name], acc, values)
+        result = f32(partial[-1])  # a copy: the scan below works in the partials' own buffer
+        if not _subnormal(partial, in_place=True):
+            return result
     for step in values:
         acc = _combine(op, acc, step)
     return acc
