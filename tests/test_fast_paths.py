@@ -1699,3 +1699,28 @@ def test_the_scan_for_subnormals_in_place_answers_as_the_scan_of_a_copy(cells: l
     before = x.tobytes()
     assert _subnormal(x) == expected and x.tobytes() == before  # the usual scan leaves its input alone
     assert _subnormal(x, in_place=True) == expected
+
+
+def _picked_by_definition(x: float, y: float, pick: str) -> float:
+    """One cell of an f32 min or max: the other operand when one is NaN, and -0 below +0."""
+    if math.isnan(x) or math.isnan(y):
+        return y if math.isnan(x) else x
+    key = lambda v: (v, math.copysign(1.0, v))  # noqa: E731 - the order with -0 below +0
+    return max(x, y, key=key) if pick == "Max" else min(x, y, key=key)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(["Max", "Min"]), st.sampled_from([(3, 4), (4,), (3, 1), ()]),
+       st.lists(st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, math.nan, math.inf]), st.floats(width=32)),
+                min_size=24, max_size=24))
+def test_a_min_or_max_looking_only_at_ties_of_zeros_has_the_bits_of_the_cell_by_cell_order(
+        pick: str, operand_shape: tuple[int, ...], cells: list[float]) -> None:
+    a = np.array(cells[:12], dtype=np.float32).reshape(3, 4)
+    b = np.array(cells[12:12 + math.prod(operand_shape)], dtype=np.float32).reshape(operand_shape)
+    got = (vector_ops.fmax if pick == "Max" else vector_ops.fmin)(a, b)
+    pairs_ = zip(a.reshape(-1).tolist(), np.broadcast_to(b, a.shape).reshape(-1).tolist())
+    expected = np.array([_picked_by_definition(x, y, pick) for x, y in pairs_], dtype=np.float32)
+    # NaN is kept as numpy leaves it (the op applies the rules after); zeros and numbers by their bits.
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got).reshape(-1), nan)
+    assert got.reshape(-1).view(np.uint32)[~nan].tolist() == expected.view(np.uint32)[~nan].tolist()

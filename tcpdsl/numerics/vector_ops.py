@@ -159,21 +159,33 @@ def _signed_zeros(picked: Array, pick: str, held: Callable[[], Array]) -> Array:
     return out
 
 
-def _either_wins(a: Array, b: Array, pick: str) -> Array:
-    """Where ``a`` or ``b`` is the zero that wins a tie under ``pick``."""
-    wins = _WINNING_ZERO[pick]
-    held: Array = (np.asarray(a, np.float32).view(np.uint32) == wins) | (np.asarray(b, np.float32).view(np.uint32) == wins)
-    return held
+def _ties_ordered(picked: Array, a: Array, b: Array, pick: str) -> Array:
+    """``picked`` (numpy's fmax or fmin of the f32 ``a`` and ``b``, ``pick`` ``"Max"`` or ``"Min"``), signed as
+    :func:`_signed_zeros` signs it, looking only where both operands are zeros: a zero result with one zero
+    operand is that operand, which numpy returns as it is, so only a tie of two zeros needs the order."""
+    zero = picked == 0
+    if not zero.any():
+        return picked
+    x, y = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    tie = (x == 0) & (y == 0)
+    if not tie.any():
+        return picked
+    # Two zeros differ in the sign bit only: the min is -0 when either is, the max +0 when either is.
+    x_bits, y_bits = x.view(np.uint32), y.view(np.uint32)
+    signed = (x_bits | y_bits) if pick == "Min" else (x_bits & y_bits)
+    out = np.array(picked, dtype=np.float32)
+    out.view(np.uint32)[tie] = np.broadcast_to(signed, out.shape)[tie]
+    return out
 
 
 def fmax(a: Array, b: Array) -> Array:
     """The larger of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmax(a, b), "Max", lambda: _either_wins(a, b, "Max"))
+    return _ties_ordered(np.fmax(a, b), a, b, "Max")
 
 
 def fmin(a: Array, b: Array) -> Array:
     """The smaller of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmin(a, b), "Min", lambda: _either_wins(a, b, "Min"))
+    return _ties_ordered(np.fmin(a, b), a, b, "Min")
 
 
 # f32 min/max return the other operand when one is NaN, as the ALUs do.
