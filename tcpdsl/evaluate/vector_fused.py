@@ -77,7 +77,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
     values = picked if ready else typed_read(picked, chain.source.dtype)
     steps = chain.steps
     read = [fixed if at is None else _vrf_operand(steps[at[0]].operands[at[1]], how, check, name)
-            for fixed, at, how, check in plan.inputs]
+            for fixed, at, how, check in plan.inputs] if plan.inputs else _NO_INPUTS
     values = _run_steps(plan.actions, steps, values, read)
     if plan.cut is not None:
         return np.broadcast_to(values, plan.shape)
@@ -100,6 +100,7 @@ _FLOAT_STAGES: Final = frozenset({Stage.VECTOR_FP_BINARY, Stage.VECTOR_FP_DIV, S
 # asks if it is f32 with the rules applied (its value then _PER_CALL, which no evaluation reads).
 _Input = tuple[tuple[Array, bool], tuple[int, int] | None, "_VrfReading", bool]
 _PER_CALL: Final = (np.zeros(0, dtype=np.float32), False)
+_NO_INPUTS: Final[list[tuple[Array, bool]]] = []  # what a pass without such operands reads: never written
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,7 +193,8 @@ def _run_steps(actions: tuple[tuple[Any, ...], ...], steps: tuple[PassStep, ...]
         if kind == _MOVE:
             values = action[1](values)
         elif kind == _FLOAT:
-            operand, operand_clean = _operand(action[4], read, stash)
+            source = action[4]  # an input's index (the usual operand: a constant or a VRF), else a stash read
+            operand, operand_clean = read[source] if type(source) is int else _operand(source, read, stash)
             values = f32_binary(action[1], values, operand, action[2], action[3], operand_clean, action[5])
         elif kind == _UNARY:
             values = f32_unary(action[1], values, action[2])
