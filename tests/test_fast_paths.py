@@ -1724,3 +1724,36 @@ def test_a_min_or_max_looking_only_at_ties_of_zeros_has_the_bits_of_the_cell_by_
     nan = np.isnan(expected)
     assert np.array_equal(np.isnan(got).reshape(-1), nan)
     assert got.reshape(-1).view(np.uint32)[~nan].tolist() == expected.view(np.uint32)[~nan].tolist()
+
+
+NON_NEGATIVE = st.one_of(st.sampled_from([0x00000000, 0x80000000, 0x00000001, 0x00800000, 0x7F800000, 0x7F7FFFFF,
+                                          0x3F800000, 0x1F800000]), st.integers(0, 0x7F7FFFFF))
+
+
+@settings(max_examples=200)
+@given(st.integers(2, 40), st.integers(2, 5), st.lists(NON_NEGATIVE, min_size=200, max_size=200),
+       st.sampled_from([IntraSliceReduceOpF32.ADD, InterSliceReduceOpF32.ADD]))
+def test_a_sum_of_numbers_none_below_zero_in_one_reduce_has_the_bits_of_the_step_by_step_fold(
+        rows: int, width: int, cells: list[int], op: ReduceOp) -> None:
+    # Zeros of both signs, subnormals (flushed when read), the largest numbers (sums overflow), infinities.
+    data = np.resize(np.array(cells, dtype=np.uint32), (rows, width)).view(np.float32)
+    expected = _step_by_step(op, data, 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_ops, "_partials", None)  # one reduce: no partial results kept
+        got = reduce_fold(op, data, 0)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+    # A cell below zero, a NaN, one column, or rows not laid out one after another: the partials, same bits.
+    for other in (np.where(data == data.max(), np.float32(-1.0), data), np.where(data == data.max(), np.nan, data),
+                  data[:, :1], np.asfortranarray(data)):
+        assert reduce_fold(op, other, 0).tobytes() == _step_by_step(op, other, 0).tobytes()
+
+
+@pytest.mark.parametrize("op", [IntraSliceReduceOpF32.ADD, InterSliceReduceOpF32.ADD])
+def test_a_sum_one_reduce_cannot_give_is_folded_through_its_partials(op: ReduceOp) -> None:
+    # A partial through a subnormal (1.5 * 2**-126 - 2**-126), which the accumulator flushes; zeros of one sign.
+    through = np.array([[1.5 * 2.0**-126, 1.0], [-(2.0**-126), 1.0], [2.0**-126, 1.0]], dtype=np.float32)
+    # Numbers of one size, whose sum's rounding depends on the order: numpy sums a contiguous column pairwise.
+    alike = np.random.default_rng(5).uniform(1, 2, (1000, 3)).astype(np.float32)
+    for data in (through, np.full((3, 2), -0.0, dtype=np.float32), alike, np.ascontiguousarray(alike[:, :1]),
+                 np.asfortranarray(alike)):
+        assert reduce_fold(op, data, 0).tobytes() == _step_by_step(op, data, 0).tobytes()

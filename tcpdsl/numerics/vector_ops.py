@@ -415,6 +415,15 @@ def _subnormal(x: Array, *, in_place: bool = False) -> bool:
 # ufunc.accumulate steps cell by cell at the array's stride, several times slower than a row-wide op.
 _WIDE_ROWS: Final = 256
 
+_PLUS_ZERO: Final = np.float32(0.0)  # the Add fold's identity, where every sum starts
+
+
+def _narrow_rows(values: Array) -> bool:
+    """Whether a fold along the first axis of ``values`` may be one add.reduce of its C-ordered copy: more
+    than one row, each of more than one cell (numpy sums a single column pairwise, being the axis contiguous
+    in memory) and fewer than :data:`_WIDE_ROWS` (which the row by row fold already runs row-wide)."""
+    return values.ndim > 1 and values.shape[0] > 1 and values.shape[0] < values.size < values.shape[0] * _WIDE_ROWS
+
 
 def _partials(function: Any, start: Array, values: Array) -> Array:
     """``start`` then each partial result of folding ``values`` along its first axis in index order, as
@@ -456,6 +465,12 @@ def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
         if type(picked) is np.ndarray and picked.flags.c_contiguous:
             return picked
         return np.array(picked, dtype=np.float32, order="C")  # as f32 gives it: a C-ordered array, 0-d too
+    if name == "Add" and f32_fold and _narrow_rows(values) and np.minimum.reduce(values, axis=None) >= 0:
+        # A sum of numbers none below zero (and no NaN): each partial result is +0 or at least the largest
+        # number added so far (rounding is monotone), so none is subnormal and the per-step rules change
+        # nothing. numpy adds the rows of a C-ordered array one at a time, in order, into the running row
+        # (pairwise summation runs only along the axis contiguous in memory): the sequential fold's bits.
+        return f32(np.add.reduce(np.ascontiguousarray(values), axis=0, initial=_PLUS_ZERO))
     acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold and name in _ACCUMULATES:
         partial = _partials(_ACCUMULATES[name], acc, values)
