@@ -176,7 +176,8 @@ def _plan(chain: VectorChain, source: Array) -> _Plan:
 
 
 def _read_only(value: float | int) -> Array:
-    """A constant as an op of another dtype reads it, shared by every evaluation: none writes into its operands."""
+    """A constant as a step other than f32 arithmetic reads it (as given), shared by every evaluation of the
+    pass, read-only: no op writes into its operands."""
     found = np.asarray(value)
     found.setflags(write=False)
     return found
