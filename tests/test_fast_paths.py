@@ -22,7 +22,7 @@ from tcpdsl.evaluate import fused as fused_module
 from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import converted, fused_logical
-from tcpdsl.evaluate.vector_elementwise import elementwise, flushes
+from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed
 from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _replicated, broadcast_vrf, read_vrf, run_pass
 from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
 from tcpdsl.numerics.windows import box_values
@@ -44,7 +44,7 @@ from tcpdsl.verify.vector_pass import STASH, Immediate
 from tcpdsl.numerics.vector_ops import (_combine, _converted, _subnormal, binary, f32, fp_unary, identity,
                                         reduce_fold)
 from tcpdsl.verify.vector_ops import (BinaryArgMode, ClipBinaryOpF32, ClipBinaryOpI32, FpBinaryOp, FpMulAlu, FpUnaryOp,
-                                     FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
+                                     FpTernaryOp, FxpBinaryOp, InterSliceReduceOpF32, IntraSliceReduceOpF32, LogicBinaryOpF32, ReduceOp, op_dtype)
 
 F32_REDUCES: list[ReduceOp] = [*IntraSliceReduceOpF32, *InterSliceReduceOpF32]
 # Bit patterns that stress the RNGD rules: signed zeros, subnormals, the smallest normals, infinities,
@@ -1562,3 +1562,248 @@ def test_a_carried_widening_is_moved_only_when_nothing_else_holds_it(held: str) 
     again = derived(old, ("widen", "bf16", False), _widened, "bf16", False, elementwise=True)
     assert again.tobytes() == snapshot.tobytes()
     assert [h.tobytes() for h in holder] == held_bytes
+
+
+# -- a vector pass run from its plan ----------------------------------------------------------------
+
+
+def _planned_pass(kind: int, held: dict[str, np.ndarray]) -> typing.Any:
+    """A pass over ``T, H`` whose source and VRF operand read ``held`` when evaluated (so the one chain
+    object is evaluated on new values, as a replay evaluates it): each kind of step a plan runs its own way
+    (moves, a stash read, f32 ops on constants, the stash and a VRF in both argument modes, unary ops, both
+    f32 folds) and the ones it runs the long way (a bit op, a conversion, an i32 op, a ternary op)."""
+    from test_vector_evaluate import Pass, final, tag
+
+    p = tag(Pass(np.zeros((8, 64), dtype=np.float32), "T H", ["1", "1", "T # 64", "H / 8", "H % 8"],
+                 {"T": 8, "H": 64}))
+    vrf_type = TensorType(VRF, ("f32",), (p.m("1"), p.m("1"), p.m("T # 64"), p.m("H")))
+    vrf = VrfValues(lambda name: held["H"], logical_terms(p.m("H")))
+
+    def op(stage: Stage, compose: typing.Any, op: typing.Any, operand: typing.Any, value: typing.Any,
+           mode: BinaryArgMode | None = None) -> None:
+        p.call(stage, compose, op=op, operand=operand, record={"op": op, "operands": (value,), "mode": mode})
+
+    mul, add, biggest = FpBinaryOp.MUL_F(FpMulAlu.MUL0), IntraSliceReduceOpF32.ADD, IntraSliceReduceOpF32.MAX
+    if kind == 3:  # a bit op: its result, read by the next f32 op, is not f32 with the rules applied
+        op(Stage.VECTOR_LOGIC, vc.vector_logic, LogicBinaryOpF32.BIT_XOR, Immediate("f32"), Constant(2.0**-149))
+    p.call(Stage.VECTOR_NARROW_SPLIT, vc.vector_narrow_split, out_time=p.m("H / 4"), out_packet=p.m("H % 4"))
+    if kind == 0:
+        p.call(Stage.VECTOR_STASH, vc.vector_stash)
+        op(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, mul, STASH, STASH)
+        p.call(Stage.VECTOR_FP_UNARY, vc.vector_fp_unary, op=FpUnaryOp.SQRT, record={"op": FpUnaryOp.SQRT})
+        p.call(Stage.VECTOR_INTRA_SLICE_REDUCE, vc.vector_intra_slice_reduce, op=add, reduce="H",
+               out_time=p.m("1"), out_packet=p.m("1 # 4"), record={"op": add, "reduce": "H"})
+        p.call(Stage.VECTOR_FP_DIV, vc.vector_fp_div, operand=Immediate("f32"),
+               record={"operands": (Constant(3.0),), "mode": BinaryArgMode.MODE10})
+        p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+        op(Stage.VECTOR_CLIP, vc.vector_clip, ClipBinaryOpF32.ADD, Immediate("f32"), Constant(1e-40))
+    elif kind == 1:
+        op(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, FpBinaryOp.MUL_F(FpMulAlu.MUL1), vrf_type, vrf,
+           BinaryArgMode.MODE10)
+        op(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, FpBinaryOp.SUB_F, vrf_type, vrf, BinaryArgMode.MODE10)
+        p.call(Stage.VECTOR_WIDEN_CONCAT, vc.vector_widen_concat, out_time=p.m("H / 8"), out_packet=p.m("H % 8"))
+        op(Stage.VECTOR_CLIP, vc.vector_clip, ClipBinaryOpF32.MIN, vrf_type, vrf)
+    elif kind == 2:
+        p.call(Stage.VECTOR_INTRA_SLICE_REDUCE, vc.vector_intra_slice_reduce, op=biggest, reduce="H",
+               out_time=p.m("1"), out_packet=p.m("1 # 4"), record={"op": biggest, "reduce": "H"})
+        p.call(Stage.VECTOR_WIDEN_PAD, vc.vector_widen_pad, out_packet=p.m("1 # 8"))
+        op(Stage.VECTOR_CLIP, vc.vector_clip, ClipBinaryOpF32.MAX, Immediate("f32"), Constant(-0.0))
+    elif kind == 3:
+        # The zeros the bit op turned into the smallest subnormal: flushed where read, else 2**126 times them
+        # is 2**-23, one unit of the fixed point below.
+        p.call(Stage.VECTOR_STASH, vc.vector_stash)
+        op(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, FpBinaryOp.ADD_F, Immediate("f32"), Constant(2.0**126))
+        op(Stage.VECTOR_FP_BINARY, vc.vector_fp_binary, mul, STASH, STASH)
+        p.call(Stage.VECTOR_WIDEN_CONCAT, vc.vector_widen_concat, out_time=p.m("H / 8"), out_packet=p.m("H % 8"))
+        p.call(Stage.VECTOR_FP_TO_FXP, vc.vector_fp_to_fxp, int_width=8, record={"int_width": 8})
+        op(Stage.VECTOR_CLIP, vc.vector_clip, ClipBinaryOpI32.ABS_MAX, Immediate("i32"), Constant(0))
+    else:
+        p.call(Stage.VECTOR_FP_UNARY, vc.vector_fp_unary, op=FpUnaryOp.EXP, record={"op": FpUnaryOp.EXP})
+        fma = FpTernaryOp.FMA_F
+        p.call(Stage.VECTOR_FP_TERNARY, vc.vector_fp_ternary, op=fma, operands=(vrf_type, Immediate("f32")),
+               record={"op": fma, "operands": (vrf, Constant(0.5))})
+        p.call(Stage.VECTOR_WIDEN_CONCAT, vc.vector_widen_concat, out_time=p.m("H / 8"), out_packet=p.m("H % 8"))
+    chain = final(p).chain
+    return dataclasses.replace(chain, source=dataclasses.replace(chain.source, logical=lambda name: held["x"]))
+
+
+def _pass_by_definition(chain: typing.Any, source: np.ndarray) -> np.ndarray:
+    """The pass run step by step on ``source``: every input read through the RNGD rules (a scan), each VRF
+    operand read at each element's coordinates, each step's op called as the simulator calls it."""
+    terms, values = chain.source.terms, typed(np.ascontiguousarray(source), chain.source.dtype)
+    stash: tuple[np.ndarray, typing.Any] | None = None
+    for step in chain.steps:
+        if step.stage is Stage.VECTOR_STASH:
+            stash = (values, terms)
+        elif step.stage is Stage.VECTOR_INTRA_SLICE_REDUCE:
+            how = _folding(terms, step.terms, step.reduce)
+            moved = np.transpose(values, how.order) if how.order is not None else values
+            values = rearrange(reduce_fold(step.op, moved.reshape(how.rows), axis=0), how.kept, how.base)
+        elif step.stage in WAY_MOVES:
+            values = rearrange(values, terms, step.terms)
+        elif step.stage not in PASSIVE:
+            operands = []
+            for o in step.operands:
+                if isinstance(o, Constant):
+                    operands.append(np.asarray(o.value))
+                elif isinstance(o, VrfValues):
+                    operands.append(broadcast_vrf(o.read("fused"), o.terms, term_coordinates(terms)))
+                else:
+                    assert stash is not None
+                    operands.append(rearrange(stash[0], stash[1], terms))
+            values = elementwise(step, values, operands)
+        terms = step.terms
+    return values
+
+
+def _special_cells(shape: tuple[int, ...], seed: int) -> np.ndarray:
+    """Normal numbers with, at random places, each pattern of SPECIAL_BITS (zeros, subnormals, NaN, infinities)."""
+    rng = np.random.default_rng(seed)
+    cells = rng.standard_normal(shape).astype(np.float32)
+    flat = cells.reshape(-1)
+    places = rng.choice(flat.size, size=3 * len(SPECIAL_BITS), replace=False)
+    flat[places] = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), places.size).view(np.float32)
+    return cells
+
+
+KINDS = [0, 1, 2, 3, 4]
+
+
+def _held(seed: int) -> dict[str, np.ndarray]:
+    """A source and a VRF of special cells, where a huge stream cell meets a subnormal VRF cell and the other
+    way round: a scan that is skipped where it is needed changes a product."""
+    held = {"x": _special_cells((8, 64), seed), "H": _special_cells((64,), 10 + seed)}
+    held["x"][:, 0], held["H"][0] = 2.0**100, 1e-40
+    held["x"][:, 1], held["H"][1] = 1e-40, 2.0**100
+    return held
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pass_run_again_from_its_plan_has_the_bits_of_the_steps_run_one_by_one(
+        kind: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    held: dict[str, np.ndarray] = {}
+    chain = _planned_pass(kind, held)
+    for seed in range(3):  # the first evaluation plans the pass; the later ones find the plan
+        held.update(_held(seed))
+        got = run_pass(chain, "fused")
+        expected = _pass_by_definition(chain, held["x"])
+        assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes(), seed
+        monkeypatch.setattr(vector_fused, "_plan", None)  # planned once: never again for this chain and source
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pass_planned_for_a_replicated_source_is_not_the_plan_of_another_layout_in_memory(kind: int) -> None:
+    held = _held(5)
+    chain = _planned_pass(kind, held)
+    row = held["x"][:1]
+    # Replicated along T (stride 0): T computed once; then rows that differ, on the same chain object.
+    for source in (np.broadcast_to(row, (8, 64)), held["x"], np.broadcast_to(row, (8, 64))):
+        held["x"] = source
+        got = run_pass(chain, "fused")
+        expected = _pass_by_definition(chain, source)
+        assert got.shape == expected.shape and np.ascontiguousarray(got).tobytes() == expected.tobytes()
+
+
+def test_a_planned_pass_raises_no_floating_point_warning() -> None:
+    import warnings
+
+    held = _held(3)
+    with np.errstate(over="ignore"):  # past f32's range, so that the ops overflow
+        held["x"] = held["x"] * np.float32(1e30)
+    for kind in KINDS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an overflow, a 0/0 or an invalid op's flag would raise here
+            run_pass(_planned_pass(kind, held), "fused")
+
+
+PICKS = [ClipBinaryOpF32.MIN, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN, ClipBinaryOpF32.ABS_MAX]
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(PICKS), st.sampled_from(list(BinaryArgMode)), st.sampled_from([(3, 4), (4,), (3, 1), ()]),
+       st.booleans(), st.lists(CELLS, min_size=24, max_size=24))
+def test_a_min_or_max_left_unscanned_has_the_bits_of_its_result_with_the_rules_applied(
+        op: typing.Any, mode: BinaryArgMode, operand_shape: tuple[int, ...], transposed: bool, cells: list[int]) -> None:
+    raw = np.array(cells, dtype=np.uint32).view(np.float32)
+    stream = raw[:12].reshape(4, 3).T if transposed else raw[:12].reshape(3, 4)  # another memory order too
+    operand = raw[12:12 + math.prod(operand_shape)].reshape(operand_shape)
+    assert vector_ops.picks(op)
+    a, b = vector_ops._arguments(mode, f32(stream), f32(operand))
+    with np.errstate(all="ignore"):
+        expected = f32(vector_ops.float_function(op)(a, b))  # the definition: the rules applied to the result
+    # Read with its scan, and said clean (the rules applied, in the memory order given).
+    clean = f32(raw[:12]).reshape(4, 3).T if transposed else f32(raw[:12]).reshape(3, 4)
+    for got in (binary(op, stream, operand, mode), binary(op, clean, f32(operand), mode, clean=True, operand_clean=True)):
+        assert type(got) is np.ndarray and got.flags.c_contiguous and got.dtype == np.float32
+        assert got.tobytes() == expected.tobytes()
+        assert not np.shares_memory(got, stream) and not np.shares_memory(got, operand)
+        assert not np.shares_memory(got, clean)
+    assert not any(vector_ops.picks(other) for other in (FpBinaryOp.ADD_F, FpBinaryOp.DIV_F, ClipBinaryOpF32.ADD))
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=0, max_size=40))
+def test_the_scan_for_subnormals_in_place_answers_as_the_scan_of_a_copy(cells: list[int]) -> None:
+    x = np.array(cells, dtype=np.uint32).view(np.float32).reshape(-1, 1)
+    expected = _subnormal(x)
+    before = x.tobytes()
+    assert _subnormal(x) == expected and x.tobytes() == before  # the usual scan leaves its input alone
+    assert _subnormal(x, in_place=True) == expected
+
+
+def _picked_by_definition(x: float, y: float, pick: str) -> float:
+    """One cell of an f32 min or max: the other operand when one is NaN, and -0 below +0."""
+    if math.isnan(x) or math.isnan(y):
+        return y if math.isnan(x) else x
+    key = lambda v: (v, math.copysign(1.0, v))  # noqa: E731 - the order with -0 below +0
+    return max(x, y, key=key) if pick == "Max" else min(x, y, key=key)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(["Max", "Min"]), st.sampled_from([(3, 4), (4,), (3, 1), ()]),
+       st.lists(st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, math.nan, math.inf]), st.floats(width=32)),
+                min_size=24, max_size=24))
+def test_a_min_or_max_looking_only_at_ties_of_zeros_has_the_bits_of_the_cell_by_cell_order(
+        pick: str, operand_shape: tuple[int, ...], cells: list[float]) -> None:
+    a = np.array(cells[:12], dtype=np.float32).reshape(3, 4)
+    b = np.array(cells[12:12 + math.prod(operand_shape)], dtype=np.float32).reshape(operand_shape)
+    got = (vector_ops.fmax if pick == "Max" else vector_ops.fmin)(a, b)
+    pairs_ = zip(a.reshape(-1).tolist(), np.broadcast_to(b, a.shape).reshape(-1).tolist())
+    expected = np.array([_picked_by_definition(x, y, pick) for x, y in pairs_], dtype=np.float32)
+    # NaN is kept as numpy leaves it (the op applies the rules after); zeros and numbers by their bits.
+    nan = np.isnan(expected)
+    assert np.array_equal(np.isnan(got).reshape(-1), nan)
+    assert got.reshape(-1).view(np.uint32)[~nan].tolist() == expected.view(np.uint32)[~nan].tolist()
+
+
+NON_NEGATIVE = st.one_of(st.sampled_from([0x00000000, 0x80000000, 0x00000001, 0x00800000, 0x7F800000, 0x7F7FFFFF,
+                                          0x3F800000, 0x1F800000]), st.integers(0, 0x7F7FFFFF))
+
+
+@settings(max_examples=200)
+@given(st.integers(2, 40), st.integers(2, 5), st.lists(NON_NEGATIVE, min_size=200, max_size=200),
+       st.sampled_from([IntraSliceReduceOpF32.ADD, InterSliceReduceOpF32.ADD]))
+def test_a_sum_of_numbers_none_below_zero_in_one_reduce_has_the_bits_of_the_step_by_step_fold(
+        rows: int, width: int, cells: list[int], op: ReduceOp) -> None:
+    # Zeros of both signs, subnormals (flushed when read), the largest numbers (sums overflow), infinities.
+    data = np.resize(np.array(cells, dtype=np.uint32), (rows, width)).view(np.float32)
+    expected = _step_by_step(op, data, 0)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_ops, "_partials", None)  # one reduce: no partial results kept
+        got = reduce_fold(op, data, 0)
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+    # A cell below zero, a NaN, one column, or rows not laid out one after another: the partials, same bits.
+    for other in (np.where(data == data.max(), np.float32(-1.0), data), np.where(data == data.max(), np.nan, data),
+                  data[:, :1], np.asfortranarray(data)):
+        assert reduce_fold(op, other, 0).tobytes() == _step_by_step(op, other, 0).tobytes()
+
+
+@pytest.mark.parametrize("op", [IntraSliceReduceOpF32.ADD, InterSliceReduceOpF32.ADD])
+def test_a_sum_one_reduce_cannot_give_is_folded_through_its_partials(op: ReduceOp) -> None:
+    # A partial through a subnormal (1.5 * 2**-126 - 2**-126), which the accumulator flushes; zeros of one sign.
+    through = np.array([[1.5 * 2.0**-126, 1.0], [-(2.0**-126), 1.0], [2.0**-126, 1.0]], dtype=np.float32)
+    # Numbers of one size, whose sum's rounding depends on the order: numpy sums a contiguous column pairwise.
+    alike = np.random.default_rng(5).uniform(1, 2, (1000, 3)).astype(np.float32)
+    for data in (through, np.full((3, 2), -0.0, dtype=np.float32), alike, np.ascontiguousarray(alike[:, :1]),
+                 np.asfortranarray(alike)):
+        assert reduce_fold(op, data, 0).tobytes() == _step_by_step(op, data, 0).tobytes()

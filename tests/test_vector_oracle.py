@@ -71,9 +71,10 @@ def test_residual_passes_the_runner(evaluator: str) -> None:
 
 def test_an_evaluator_that_divides_wrongly_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     # Three parts in a hundred off in every division (more than the bf16 output's ulp): the model must see it.
-    right = vector_ops.fp_div
-    monkeypatch.setattr(vector_ops, "fp_div",
-                        lambda s, o, mode=tcp.BinaryArgMode.MODE01, **options: right(s, o, mode, **options) * 1.03)
+    # The fused evaluator plans each f32 op by the numpy function it computes with: FpDiv's is made wrong.
+    right = vector_ops.float_function
+    monkeypatch.setattr(vector_ops, "float_function", lambda op: (
+        (lambda a, b: right(op)(a, b) * np.float32(1.03)) if op is tcp.FpBinaryOp.DIV_F else right(op)))
     result = _run(_load("rmsnorm").rmsnorm, "fused")
     assert result.status == "FAIL"
     assert (result.error or "").startswith("result differs from the oracle: max error")

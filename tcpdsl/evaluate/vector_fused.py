@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from operator import is_
 from typing import Any, Final
+from weakref import ref
 
 import numpy as np
 import numpy.typing as npt
@@ -21,16 +22,18 @@ import numpy.typing as npt
 from tcpdsl.algebra import Digit
 from tcpdsl.evaluate.stream import converted
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
-from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, planned, rearrange, term_coordinates
+from tcpdsl.numerics.term_arrays import (axes_of, coordinate_array, planned, rearrange, regrouping,
+                                         term_coordinates)
 from tcpdsl.numerics.placement import frozen
 from tcpdsl.numerics.transfer import to_physical
 from tcpdsl.numerics.vector_chain import Constant, OperandValue, PassStep, VectorChain, VrfValues
-from tcpdsl.numerics.vector_ops import f32, reduce_fold
+from tcpdsl.numerics import vector_ops as ops
+from tcpdsl.numerics.vector_ops import QUIET, f32, f32_binary, f32_unary, fold
 from tcpdsl.verify.stage import Stage
-from tcpdsl.verify.vector_ops import F32, I32, OP_DTYPE
+from tcpdsl.verify.vector_ops import F32, I32, OP_DTYPE, BinaryArgMode, FpBinaryOp, ReduceOp
+from tcpdsl.verify.vector_pass import StashRead
 
 Array = npt.NDArray[Any]
-Stash = tuple[Array, tuple[Digit, ...], bool]  # the stream kept, its terms, and whether it was clean
 
 
 def logical(chain: VectorChain, name: str) -> Array:
@@ -54,49 +57,172 @@ def run_pass(chain: VectorChain, name: str) -> Array:
 
     A term the source repeats its values along (a broadcast), which every step keeps and no VRF
     operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
-    and the result is broadcast back (read-only).
+    and the result is broadcast back (read-only). What each step does is planned once per pass and
+    source layout in memory (:class:`_Plan`); an evaluation reads the values and runs the plan.
     """
     given = chain.source.logical(name)
     source = given if type(given) is np.ndarray else np.asarray(given)
-    single = _replicated(chain, source)
-    if single:
-        terms, index = _narrowing(chain.source.terms, single)
-        picked = source[index]
+    key = (source.shape, source.strides)
+    seen = _plans.get(id(chain))
+    if seen is not None and seen[0]() is chain and seen[1] == key:
+        plan = seen[2]
     else:
-        terms, picked = chain.source.terms, source
+        plan = _plan(chain, source)
+        if len(_plans) >= _PLANS_LIMIT:
+            _plans.clear()
+        _plans[id(chain)] = (ref(chain), key, plan)
+    picked = source if plan.cut is None else source[plan.cut]
     # Cells of an f32 stream the RNGD conversion left are read as they are: the scan would find nothing to fix.
     ready = chain.source.dtype == F32 and converted(source, chain.source.origin, name)
     values = picked if ready else typed_read(picked, chain.source.dtype)
-    # Whether the stream is f32 with the RNGD rules applied (each op then reads it without a scan), and
-    # whether a step computed it (else it may still be the source's own array).
+    steps = chain.steps
+    read = [fixed if at is None else _vrf_operand(steps[at[0]].operands[at[1]], how, check, name)
+            for fixed, at, how, check in plan.inputs] if plan.inputs else _NO_INPUTS
+    values = _run_steps(plan.actions, steps, values, read)
+    if plan.cut is not None:
+        return np.broadcast_to(values, plan.shape)
+    return values if plan.computed else np.array(values)  # the result is an array of its own, never the source
+
+
+# What a planned step does: the first item of its action (see :class:`_Plan`).
+_MOVE, _FLOAT, _UNARY, _REDUCE, _STASH, _OTHER = range(6)
+_PLANS_LIMIT: Final = 1024
+# id of a pass -> a weak reference to it (a replayed pass is the very same object on every call; a dead one
+# frees its id, and is never taken for another), the source's shape and strides, and its plan. A plan holds
+# no value, nor anything that leads to one (a VRF operand is found by its place among the steps): a pass
+# computed once keeps no memory alive through it.
+_plans: dict[int, tuple[ref[VectorChain], tuple[tuple[int, ...], tuple[int, ...]], _Plan]] = {}
+_REDUCES: Final = frozenset({Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE})
+# The f32 arithmetic steps that read one operand (docs/runtime.md §3.9), run by :func:`f32_binary`.
+_FLOAT_STAGES: Final = frozenset({Stage.VECTOR_FP_BINARY, Stage.VECTOR_FP_DIV, Stage.VECTOR_CLIP})
+# An operand read once per evaluation, before the steps run: a fixed value (a constant, and whether it is f32
+# with the rules applied), or a VRF by its step's and its own place, with its reading and whether the op
+# asks if it is f32 with the rules applied (its value then _PER_CALL, which no evaluation reads).
+_Input = tuple[tuple[Array, bool], tuple[int, int] | None, "_VrfReading", bool]
+_PER_CALL: Final = (np.zeros(0, dtype=np.float32), False)
+_NO_INPUTS: Final[list[tuple[Array, bool]]] = []  # what a pass without such operands reads: never written
+
+
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """A pass's steps as :func:`run_pass` runs them on a source laid out in memory one way: the index cutting
+    the replicated terms to one value (None when none) and the shape the result is broadcast back to; the
+    operands that do not depend on the stream (``inputs``); per step that computes or moves values, its
+    action (its kind, then what it runs with, derived from the step once); and whether any step computes.
+
+    An action's operand is an index into the inputs, or the regrouping of the stash to the stream's terms
+    then (None when they are the stash's) with whether the stash is f32 with the rules applied. An action
+    that runs its step the long way names it by its place among the steps.
+    """
+
+    cut: tuple[slice, ...] | None
+    shape: tuple[int, ...]
+    inputs: tuple[_Input, ...]
+    actions: tuple[tuple[Any, ...], ...]
+    computed: bool
+
+
+def _plan(chain: VectorChain, source: Array) -> _Plan:
+    """What :func:`run_pass` does with each step of ``chain`` on ``source``, derived as the steps say: the terms
+    the stream is grouped by after each, and whether it is f32 with the rules applied (each op then reads it
+    without a scan)."""
+    single = _replicated(chain, source)
+    terms, cut = _narrowing(chain.source.terms, single) if single else (chain.source.terms, None)
     clean, computed = chain.source.dtype != I32, False
-    stash: Stash | None = None
+    stash: tuple[tuple[Digit, ...], bool] = (terms, clean)  # the state machine reads a stash only after one
+    inputs: list[_Input] = []
+    actions: list[tuple[Any, ...]] = []
+
+    def operand(at: int, index: int, f32_op: bool) -> object:
+        o = chain.steps[at].operands[index]
+        if isinstance(o, StashRead):
+            return (None if stash[0] is terms else regrouping(stash[0], terms), stash[1])
+        if isinstance(o, Constant):
+            inputs.append(((_f32_constant(o.value), True) if f32_op else (_read_only(o.value), False), None, (), False))
+        else:
+            inputs.append((_PER_CALL, (at, index), _vrf_plan(o.terms, terms), f32_op))
+        return len(inputs) - 1
+
     layouts = chain.source.layouts
-    for step in chain.steps:
+    for at, step in enumerate(chain.steps):
         if step.layouts is layouts or (len(step.layouts) == len(layouts) and all(map(is_, step.layouts, layouts))):
             after = terms  # most methods keep the stream's layouts: the same terms, not looked up again
         else:
             after = _narrowing(step.terms, single)[0] if single else step.terms
-        layouts = step.layouts
-        if step.stage is Stage.VECTOR_STASH:
-            stash = (values, terms, clean)
-        elif step.stage in (Stage.VECTOR_INTRA_SLICE_REDUCE, Stage.VECTOR_INTER_SLICE_REDUCE):
-            values = _reduce(step, values, terms, after, clean)
+        layouts, stage = step.layouts, step.stage
+        if stage is Stage.VECTOR_STASH:
+            actions.append((_STASH,))
+            stash = (terms, clean)
+        elif stage in _REDUCES:
+            actions.append((_REDUCE, step.op, planned(_folding, terms, after, step.reduce), clean))
             clean, computed = OP_DTYPE[type(step.op)] != I32, True  # an f32 fold applies the rules to its result
-        elif step.stage in WAY_MOVES:
-            values = rearrange(values, terms, after)
-        elif step.stage not in PASSIVE:
-            flushing, operands = flushes(step), step.operands
-            if flushing and len(operands) == 1:  # a float op's one operand: read without a scan when it can be
-                operand, operand_clean = _f32_read(operands[0], terms, stash, name)
-                values = elementwise(step, values, [operand], clean=clean, operand_clean=operand_clean)
+        elif stage in WAY_MOVES:
+            if after is not terms:
+                actions.append((_MOVE, regrouping(terms, after)))
+        elif stage not in PASSIVE:
+            flushing = flushes(step)
+            if stage is Stage.VECTOR_FP_UNARY:
+                actions.append((_UNARY, ops.unary_function(step.op), clean))
+            elif flushing and stage in _FLOAT_STAGES and len(step.operands) == 1:
+                op = FpBinaryOp.DIV_F if stage is Stage.VECTOR_FP_DIV else step.op
+                mode = step.mode if isinstance(step.mode, BinaryArgMode) else BinaryArgMode.MODE01
+                actions.append((_FLOAT, ops.float_function(op), mode, clean, operand(at, 0, True), ops.picks(op)))
             else:
-                values = elementwise(step, values, [_read(o, terms, stash, name) for o in operands], clean=clean)
+                actions.append((_OTHER, at, clean, tuple(operand(at, i, False) for i in range(len(step.operands)))))
             clean, computed = flushing, True
         terms = after
-    if single:
-        return np.broadcast_to(values, tuple(t.count for t in chain.terms))
-    return values if computed else np.array(values)  # the result is an array of its own, never the source
+    shape = tuple(t.count for t in chain.terms)
+    return _Plan(cut, shape, tuple(inputs), tuple(actions), computed)
+
+
+def _read_only(value: float | int) -> Array:
+    """A constant as a step other than f32 arithmetic reads it (as given), shared by every evaluation of the
+    pass, read-only: no op writes into its operands."""
+    found = np.asarray(value)
+    found.setflags(write=False)
+    return found
+
+
+@QUIET
+def _run_steps(actions: tuple[tuple[Any, ...], ...], steps: tuple[PassStep, ...], values: Array,
+               read: list[tuple[Array, bool]]) -> Array:
+    """``values`` through each planned action of a pass of ``steps``, ``read`` holding the inputs' values; one
+    floating-point state for all (the ops write what overflow and NaN give by the rules)."""
+    stash = values
+    for action in actions:
+        kind = action[0]
+        if kind == _MOVE:
+            values = action[1](values)
+        elif kind == _FLOAT:
+            source = action[4]  # an input's index (the usual operand: a constant or a VRF), else a stash read
+            operand, operand_clean = read[source] if type(source) is int else _operand(source, read, stash)
+            values = f32_binary(action[1], values, operand, action[2], action[3], operand_clean, action[5])
+        elif kind == _UNARY:
+            values = f32_unary(action[1], values, action[2])
+        elif kind == _REDUCE:
+            values = _reduce(action[1], action[2], values, action[3])
+        elif kind == _STASH:
+            stash = values
+        else:
+            operands = [_operand(o, read, stash)[0] for o in action[3]]
+            values = elementwise(steps[action[1]], values, operands, clean=action[2])
+    return values
+
+
+def _operand(source: Any, read: list[tuple[Array, bool]], stash: Array) -> tuple[Array, bool]:
+    """An action's operand (see :class:`_Plan`) and whether it is f32 with the rules applied."""
+    if type(source) is int:
+        return read[source]
+    regroup, clean = source
+    return (stash if regroup is None else regroup(stash)), clean
+
+
+def _vrf_operand(vrf: OperandValue, how: _VrfReading, check: bool, name: str) -> tuple[Array, bool]:
+    """A VRF operand read over the stream's terms, and (when ``check`` asks) whether it moves the cells of a
+    stream the RNGD conversion left, which an f32 op reads without a scan."""
+    assert isinstance(vrf, VrfValues)  # the plan names VRF operands only
+    held = vrf.read(name)
+    return _read_vrf(held, how), check and held.dtype == np.float32 and converted(held, vrf.origin, name)
 
 
 def _replicated(chain: VectorChain, source: Array) -> frozenset[Digit]:
@@ -169,28 +295,6 @@ def _f32_constant(value: float | int) -> Array:
     return found
 
 
-def _read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> Array:
-    if isinstance(operand, Constant):
-        return np.asarray(operand.value)
-    if isinstance(operand, VrfValues):
-        return read_vrf(operand.read(name), operand.terms, terms)
-    assert stash is not None  # the state machine lets a stash read follow a stash only
-    return rearrange(stash[0], stash[1], terms)
-
-
-def _f32_read(operand: OperandValue, terms: tuple[Digit, ...], stash: Stash | None, name: str) -> tuple[Array, bool]:
-    """What :func:`_read` gives for an f32 op, and whether it is f32 with the rules applied already: a constant
-    made so once per value, a VRF read that moves the cells of a stream the RNGD conversion left, or a stash
-    of a stream a float op computed."""
-    if isinstance(operand, Constant):
-        return _f32_constant(operand.value), True
-    if isinstance(operand, VrfValues):
-        vrf = operand.read(name)
-        return read_vrf(vrf, operand.terms, terms), vrf.dtype == np.float32 and converted(vrf, operand.origin, name)
-    assert stash is not None
-    return rearrange(stash[0], stash[1], terms), stash[2]
-
-
 def broadcast_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], coords: dict[str, Array]) -> Array:
     """The VRF's value for each stream element whose coordinates are ``coords``: the VRF cell whose every
     term the element's coordinate digits name (docs/stage-rules.md §6.3); axes the VRF lacks broadcast."""
@@ -254,19 +358,21 @@ def _vrf_plan(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _VrfRea
 def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
     """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
     term lists and broadcastable to the stream rather than as large as it."""
-    how = _vrf_plan(vrf_terms, terms)
+    return _read_vrf(vrf, _vrf_plan(vrf_terms, terms))
+
+
+def _read_vrf(vrf: Array, how: _VrfReading) -> Array:
     if isinstance(how, _View):
         return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
 
 
-def _reduce(step: PassStep, values: Array, terms: tuple[Digit, ...], after: tuple[Digit, ...], clean: bool) -> Array:
-    """Fold away the terms ``after`` (the step's) no longer holds; broadcast over the ones it adds. ``clean``
-    says the stream is f32 with the rules applied."""
-    how = planned(_folding, terms, after, step.reduce)
+def _reduce(op: ReduceOp, how: _Folding, values: Array, clean: bool) -> Array:
+    """Fold away the terms the reduce's result no longer holds; broadcast over the ones it adds (``how``, of
+    :func:`_folding`). ``clean`` says the stream is f32 with the rules applied."""
     # The removed terms first: each step of the fold then reads a row laid out as the stream is.
     moved = values if how.order is None else values.transpose(how.order)
-    folded = reduce_fold(step.op, moved.reshape(how.rows), axis=0, clean=clean)
+    folded = fold(op, moved.reshape(how.rows), 0, clean)
     grouped = rearrange(folded, how.kept, how.base)
     if not how.fresh:
         return grouped

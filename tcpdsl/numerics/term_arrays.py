@@ -93,6 +93,11 @@ def rearrange(values: Array, source: Sequence[Digit], target: Sequence[Digit]) -
     return _rearranging(tuple(source), tuple(target)).apply(values)
 
 
+def regrouping(source: tuple[Digit, ...], target: tuple[Digit, ...]) -> Callable[[Array], Array]:
+    """What :func:`rearrange` does to an array over ``source``, as a function its caller keeps."""
+    return planned(_rearranging, source, target).apply
+
+
 _T = TypeVar("_T")
 _PLANNED_LIMIT: Final = 2048
 # (builder, ids of its arguments) -> the arguments and what the builder made of them, least recently used

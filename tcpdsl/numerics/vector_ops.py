@@ -159,21 +159,33 @@ def _signed_zeros(picked: Array, pick: str, held: Callable[[], Array]) -> Array:
     return out
 
 
-def _either_wins(a: Array, b: Array, pick: str) -> Array:
-    """Where ``a`` or ``b`` is the zero that wins a tie under ``pick``."""
-    wins = _WINNING_ZERO[pick]
-    held: Array = (np.asarray(a, np.float32).view(np.uint32) == wins) | (np.asarray(b, np.float32).view(np.uint32) == wins)
-    return held
+def _ties_ordered(picked: Array, a: Array, b: Array, pick: str) -> Array:
+    """``picked`` (numpy's fmax or fmin of the f32 ``a`` and ``b``, ``pick`` ``"Max"`` or ``"Min"``), signed as
+    :func:`_signed_zeros` signs it, looking only where both operands are zeros: a zero result with one zero
+    operand is that operand, which numpy returns as it is, so only a tie of two zeros needs the order."""
+    zero = picked == 0
+    if not zero.any():
+        return picked
+    x, y = np.asarray(a, np.float32), np.asarray(b, np.float32)
+    tie = (x == 0) & (y == 0)
+    if not tie.any():
+        return picked
+    # Two zeros differ in the sign bit only: the min is -0 when either is, the max +0 when either is.
+    x_bits, y_bits = x.view(np.uint32), y.view(np.uint32)
+    signed = (x_bits | y_bits) if pick == "Min" else (x_bits & y_bits)
+    out = np.array(picked, dtype=np.float32)
+    out.view(np.uint32)[tie] = np.broadcast_to(signed, out.shape)[tie]
+    return out
 
 
 def fmax(a: Array, b: Array) -> Array:
     """The larger of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmax(a, b), "Max", lambda: _either_wins(a, b, "Max"))
+    return _ties_ordered(np.fmax(a, b), a, b, "Max")
 
 
 def fmin(a: Array, b: Array) -> Array:
     """The smaller of ``a`` and ``b``: the other operand when one is NaN, and -0 below +0."""
-    return _signed_zeros(np.fmin(a, b), "Min", lambda: _either_wins(a, b, "Min"))
+    return _ties_ordered(np.fmin(a, b), a, b, "Min")
 
 
 # f32 min/max return the other operand when one is NaN, as the ALUs do.
@@ -208,17 +220,29 @@ _UNARY_BY_ID: Final[dict[int, Any]] = {id(op): function for op, function in _UNA
 
 # The ops below write what overflow and NaN give by the rules, so their floating-point flags tell the caller
 # nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
-# ``with`` block, on functions every pass step runs.
-_QUIET: Final = np.errstate(all="ignore")
+# ``with`` block, on functions every pass step runs. The bare forms (``f32_unary``, ``f32_binary``,
+# ``fold``) leave it to their caller, which sets it once for all the steps of a pass.
+QUIET: Final = np.errstate(all="ignore")
 
 
-@_QUIET
+def unary_function(op: FpUnaryOp) -> Any:
+    """The numpy function :func:`fp_unary` computes ``op`` with, for :func:`f32_unary`."""
+    return _UNARY_BY_ID[id(op)]
+
+
+def f32_unary(function: Any, x: object, clean: bool) -> Array:
+    """:func:`fp_unary` of the op whose :func:`unary_function` is ``function``, floating-point flags left to
+    the caller (:data:`QUIET`)."""
+    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
+    # scalar, becomes a 0-d array).
+    return flush_f32(function(x if clean else read_f32(x)))
+
+
+@QUIET
 def fp_unary(op: FpUnaryOp, x: object, *, clean: bool = False) -> Array:
     """``op(x)`` on f32. ``clean`` says ``x`` is an f32 array the rules leave alone, as the stream between
     two steps of a pass is when the step before applied them: it is read without a scan."""
-    # The fresh result gets the rules in place (nothing else holds it; a 0-d one, which numpy returns as a
-    # scalar, becomes a 0-d array).
-    return flush_f32(_UNARY_BY_ID[id(op)](x if clean else read_f32(x)))
+    return f32_unary(_UNARY_BY_ID[id(op)], x, clean)
 
 
 def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
@@ -233,26 +257,51 @@ def _arguments(mode: BinaryArgMode, s: Array, o: Array) -> tuple[Array, Array]:
     return picks[mode.value[0]], picks[mode.value[1]]
 
 
-@_QUIET
-def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
-           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
-    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
-    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
-    dtype = OP_DTYPE[type(op)]  # op_dtype's table, read without the call: binary runs on every step
+def float_function(op: BinaryOp | FpBinary) -> Any:
+    """The numpy function :func:`binary` computes the f32 arithmetic op ``op`` with (an Fp op, FpDiv's
+    ``DIV_F``, an f32 Clip op), for :func:`f32_binary`."""
     if isinstance(op, FpBinaryOp):
         fp_binary_alu(op)  # a bare MUL_F is refused by name, as in the pass
-    if isinstance(op, LogicBinaryOpF32):
-        a, b = _arguments(mode, _bits(stream), _bits(operand))
-        return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
-    if dtype == I32:
-        a, b = _arguments(mode, i32(stream), i32(operand))
-        return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
+    return np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
+
+
+# The f32 ops whose every result cell is a cell of one of their inputs, or a zero: read with the rules
+# applied, their inputs hold no subnormal and only the canonical NaN, so their result needs no fixing.
+_PICKING: Final = frozenset(id(op) for op in (ClipBinaryOpF32.MIN, ClipBinaryOpF32.MAX, ClipBinaryOpF32.ABS_MIN,
+                                              ClipBinaryOpF32.ABS_MAX))
+
+
+def picks(op: BinaryOp | FpBinary) -> bool:
+    """Whether the f32 op ``op`` only picks one of its inputs' cells (a min or a max), for :func:`f32_binary`."""
+    return id(op) in _PICKING
+
+
+def f32_binary(function: Any, stream: object, operand: object, mode: BinaryArgMode, clean: bool,
+               operand_clean: bool, picking: bool = False) -> Array:
+    """:func:`binary` of the f32 op whose :func:`float_function` is ``function`` (and :func:`picks` is
+    ``picking``), floating-point flags left to the caller (:data:`QUIET`)."""
     s: Any = stream if clean else read_f32(stream)  # said clean: an f32 array
     o: Any = operand if operand_clean else read_f32(operand)
     # The usual mode picks the pair as given: no call to pick it.
     a, b = (s, o) if mode is BinaryArgMode.MODE01 else _arguments(mode, s, o)
-    function = np.multiply if isinstance(op, MulF) else _FLOAT_BY_ID[id(op)]
-    return flush_f32(function(a, b))  # the fresh result, fixed in place as fp_unary's
+    result = function(a, b)
+    if picking and type(result) is np.ndarray and result.flags.c_contiguous:
+        return result  # what flush_f32 returns for it, without the scan: a fresh f32 array, nothing to fix
+    return flush_f32(result)  # the fresh result, fixed in place as fp_unary's
+
+
+@QUIET
+def binary(op: BinaryOp | FpBinary, stream: object, operand: object,
+           mode: BinaryArgMode = BinaryArgMode.MODE01, *, clean: bool = False, operand_clean: bool = False) -> Array:
+    """A binary op of the Logic, Fxp, Fp or Clip cluster, its inputs picked by ``mode``; ``clean`` as for
+    :func:`fp_unary`, said of ``stream``, and ``operand_clean`` said of ``operand``."""
+    if isinstance(op, LogicBinaryOpF32):
+        a, b = _arguments(mode, _bits(stream), _bits(operand))
+        return np.asarray(_BIT_BINARY[op](a, b), dtype=np.uint32).view(np.float32)
+    if OP_DTYPE[type(op)] == I32:  # op_dtype's table, read without the call: binary runs on every step
+        a, b = _arguments(mode, i32(stream), i32(operand))
+        return np.asarray(_INT_BINARY[op](a, b), dtype=np.int32)
+    return f32_binary(float_function(op), stream, operand, mode, clean, operand_clean, id(op) in _PICKING)
 
 
 def fp_div(stream: object, operand: object, mode: BinaryArgMode = BinaryArgMode.MODE01, *,
@@ -350,12 +399,14 @@ _ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
 _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
-def _subnormal(x: Array) -> bool:
-    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field.
+def _subnormal(x: Array, *, in_place: bool = False) -> bool:
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field; ``in_place`` lets the
+    scan work in ``x`` itself (a buffer of the caller's own, whose values it then no longer needs).
 
     On the magnitude (the bits without the sign) less one, a zero wraps round to the top and the
     subnormals are exactly the values below the smallest normal's: two passes in place find them."""
-    magnitude = np.bitwise_and(x.view(np.uint32), ~_SIGN)
+    bits = x.view(np.uint32)
+    magnitude = np.bitwise_and(bits, ~_SIGN, out=bits if in_place else None)
     np.subtract(magnitude, np.uint32(1), out=magnitude)
     return bool(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL) < _LAST_SUBNORMAL)
 
@@ -363,6 +414,15 @@ def _subnormal(x: Array) -> bool:
 # Rows of at least this many cells are folded a row at a time: along the first axis of a wide array,
 # ufunc.accumulate steps cell by cell at the array's stride, several times slower than a row-wide op.
 _WIDE_ROWS: Final = 256
+
+_PLUS_ZERO: Final = np.float32(0.0)  # the Add fold's identity, where every sum starts
+
+
+def _narrow_rows(values: Array) -> bool:
+    """Whether a fold along the first axis of ``values`` may be one add.reduce of its C-ordered copy: more
+    than one row, each of more than one cell (numpy sums a single column pairwise, being the axis contiguous
+    in memory) and fewer than :data:`_WIDE_ROWS` (which the row by row fold already runs row-wide)."""
+    return values.ndim > 1 and values.shape[0] > 1 and values.shape[0] < values.size < values.shape[0] * _WIDE_ROWS
 
 
 def _partials(function: Any, start: Array, values: Array) -> Array:
@@ -377,7 +437,7 @@ def _partials(function: Any, start: Array, values: Array) -> Array:
     return out
 
 
-@_QUIET
+@QUIET
 def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> Array:
     """Fold ``op`` along ``axis`` in index order, starting from its identity (a Time accumulation);
     ``clean`` as for :func:`fp_unary`.
@@ -385,22 +445,38 @@ def reduce_fold(op: ReduceOp, x: object, axis: int, *, clean: bool = False) -> A
     Each step is ``_combine``; the f32 folds take whole-array shortcuts that give the same bits
     (every f32 operation here is correctly rounded, so only the order of the steps matters).
     """
+    return fold(op, x, axis, clean)
+
+
+def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
+    """:func:`reduce_fold`, floating-point flags left to the caller (:data:`QUIET`)."""
     f32_fold = OP_DTYPE[type(op)] != I32
     read = (np.asarray(x) if clean else read_f32(x)) if f32_fold else i32(x)  # only read: no copy needed
     values = read if axis == 0 else np.moveaxis(read, axis, 0)
+    name = op.reference
+    if values.shape[0] and f32_fold and name in _PICKS:
+        # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero: the
+        # identity (an infinity, which wins only over NaN) is taken last, not copied in front.
+        pick = _PICKS[name]
+        picked = _signed_zeros(pick(pick.reduce(values, axis=0), identity(op)), name,
+                               lambda: np.any(values.view(np.uint32) == _WINNING_ZERO[name], axis=0))
+        # Each cell is one of the read values' (no subnormal, only the canonical NaN), the identity or a
+        # zero: nothing the rules change, so the fresh array is the result as it is.
+        if type(picked) is np.ndarray and picked.flags.c_contiguous:
+            return picked
+        return np.array(picked, dtype=np.float32, order="C")  # as f32 gives it: a C-ordered array, 0-d too
+    if name == "Add" and f32_fold and _narrow_rows(values) and np.minimum.reduce(values, axis=None) >= 0:
+        # A sum of numbers none below zero (and no NaN): each partial result is +0 or at least the largest
+        # number added so far (rounding is monotone), so none is subnormal and the per-step rules change
+        # nothing. numpy adds the rows of a C-ordered array one at a time, in order, into the running row
+        # (pairwise summation runs only along the axis contiguous in memory): the sequential fold's bits.
+        return f32(np.add.reduce(np.ascontiguousarray(values), axis=0, initial=_PLUS_ZERO))
     acc = np.full(values.shape[1:], identity(op))
-    if values.shape[0] and f32_fold:
-        name = op.reference
-        if name in _PICKS:
-            # Any order finds the same largest (smallest) value, and with -0 below +0 the same zero.
-            held = np.concatenate([acc[None], values])
-            picked = _signed_zeros(_PICKS[name].reduce(held, axis=0), name,
-                                   lambda: np.any(held.view(np.uint32) == _WINNING_ZERO[name], axis=0))
-            return f32(picked)
-        if name in _ACCUMULATES:
-            partial = _partials(_ACCUMULATES[name], acc, values)
-            if not _subnormal(partial):
-                return f32(partial[-1])
+    if values.shape[0] and f32_fold and name in _ACCUMULATES:
+        partial = _partials(_ACCUMULATES[name], acc, values)
+        result = f32(partial[-1])  # a copy: the scan below works in the partials' own buffer
+        if not _subnormal(partial, in_place=True):
+            return result
     for step in values:
         acc = _combine(op, acc, step)
     return acc
