@@ -1512,3 +1512,55 @@ def test_a_constant_operands_type_kept_by_value_is_the_composers(dtype: str) -> 
             else:
                 assert typed == expected and constant.value is value, value
     assert (stage, bool, True, dtype) not in vector._IMMEDIATES  # refused, never kept
+
+
+# -- casts and the f32 rules of small arrays: the scan by four arg-extremes ---------------------------
+
+# (word dtype, field, low) of each scan: f32 cells, bf16 narrowed (a pattern of exponent 1 redone too), bf16 widened.
+SCANS = [(np.uint32, 0x7F800000, 0x00800000), (np.uint16, 0x7F80, 0x0100), (np.uint16, 0x7F80, 0x0080)]
+
+
+@settings(max_examples=300)
+@given(st.lists(CELLS, min_size=1, max_size=40), st.sampled_from(SCANS), st.sampled_from([(-1,), (1, -1, 1), ()]))
+def test_the_arg_extremes_check_says_every_magnitude_is_between_its_bounds(cells: list[int], scan: typing.Any,
+                                                                           shape: tuple[int, ...]) -> None:
+    word, field, low = scan
+    raw = np.array(cells, dtype=np.uint32)
+    bits = (raw if word is np.uint32 else (raw >> 16) ^ raw).astype(word)  # both halves feed the 16-bit cells
+    if shape == ():
+        bits = bits[:1].reshape(())
+    else:
+        bits = bits.reshape(shape)
+    magnitude = bits & word(field | (field - 1))
+    expected = bool(np.all((magnitude >= low) & (magnitude < field)))  # a zero is out of bounds
+    words = scalars._WORDS32 if word is np.uint32 else scalars._WORDS16
+    assert scalars._all_normal(bits, words, field, low) == expected
+    if expected:  # then the long scan finds nothing either
+        assert _extremes(bits.reshape(-1), field, low).size == 0
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=24), st.sampled_from([(-1,), (2, -1), ()]), st.booleans())
+def test_small_casts_checked_by_arg_extremes_have_the_bits_of_the_ufunc_scan(cells: list[int], shape: tuple[int, ...],
+                                                                            strided: bool) -> None:
+    raw = np.array(cells * 2, dtype=np.uint32)  # an even count, for two rows
+    x = raw.view(np.float32)
+    x = x[:1].reshape(()) if shape == () else x.reshape(shape)
+    if strided and x.ndim:
+        x = x.T if x.ndim > 1 else x[::-1]
+    stored = (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy)
+    stored = stored[:1].reshape(()) if shape == () else stored.reshape(shape)
+
+    def run() -> list[typing.Any]:
+        return [cast(x, "bf16"), cast(stored, "bf16"), widen_values(stored, "bf16"), f32(x),
+                has_special_f32(x), vector_ops.flush_f32(np.array(x))]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scalars, "_SMALL_SCAN", 0)  # every array scanned by the ufunc passes
+        expected = run()
+    for fast, slow in zip(got, expected, strict=True):
+        if isinstance(slow, bool):
+            assert fast == slow
+        else:
+            assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.tobytes() == slow.tobytes()

@@ -24,6 +24,8 @@ IntArray = npt.NDArray[np.intp]
 SCALAR_STAGE: Final = "dtype"
 _F32_CANONICAL_NAN: Final = np.uint32(0x7FC00000)
 _F32: Final = np.dtype(np.float32)
+_U32: Final = np.dtype(np.uint32)
+_U16: Final = np.dtype(np.uint16)
 _E4M3_MAX: Final = 448.0
 _BLOCK: Final = 1 << 17  # cells narrowed or widened per pass
 
@@ -132,6 +134,7 @@ class f32(Scalar):
 
 
 ScalarLike = type[Scalar] | str
+_BF16: Final = bf16.numpy
 
 
 def scalar(name: ScalarLike) -> type[Scalar]:
@@ -185,6 +188,37 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
 
+# What :func:`_all_normal` reads a word type by: its signed twin, and 1 << (bits - 1), the sign bit.
+_Words = tuple[np.dtype[Any], int]
+_WORDS32: Final[_Words] = (np.dtype(np.int32), 1 << 31)
+_WORDS16: Final[_Words] = (np.dtype(np.int16), 1 << 15)
+# Up to this many cells, four arg-extremes (no work array, no write) cost less than :func:`_extremes`' passes.
+_SMALL_SCAN: Final = 1 << 14
+
+
+def _all_normal(bits: Array, words: _Words, field: int, low: int) -> bool:
+    """Whether every cell of ``bits`` (unsigned words, C-contiguous, not empty) has a magnitude in
+    ``[low, field)``: then :func:`_extremes` finds nothing (a zero makes this False, though it finds none).
+
+    Read as unsigned, the positive cells come first, by magnitude, then the negative ones; read as
+    signed, the negative ones come first. So the smallest positive magnitude is the unsigned minimum,
+    the largest negative one the unsigned maximum, and the signed minimum and maximum are the
+    smallest negative and the largest positive: four arg-extremes, each a C call with no work array
+    (``ndarray.item`` of a flat index gives the value as a Python int). docs/runtime.md §3.2.
+    """
+    signed, sign = words
+    smallest: int = bits.item(bits.argmin())
+    if smallest < low:
+        return False
+    largest: int = bits.item(bits.argmax())
+    if largest >= sign + field:
+        return False
+    twin = bits.view(signed)
+    smallest = twin.item(twin.argmin())
+    largest = twin.item(twin.argmax())
+    return smallest >= low - sign and largest < field
+
+
 def flush_f32(x: Array) -> Array:
     """RNGD f32 hygiene: subnormals become zeros of their own sign and NaN becomes 0x7fc00000.
 
@@ -196,7 +230,9 @@ def flush_f32(x: Array) -> Array:
         out = x  # what ascontiguousarray would return, without its calls
     else:
         out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
-    bits = out.view(np.uint32)
+    bits = out.view(_U32)
+    if 0 < bits.size <= _SMALL_SCAN and _all_normal(bits, _WORDS32, 0x7F800000, 0x00800000):
+        return out
     special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
     if special.size:
         flat = bits.reshape(-1)  # a view of out (contiguous), which the flat indices index
@@ -211,7 +247,10 @@ def flush_f32(x: Array) -> Array:
 def has_special_f32(x: Array) -> bool:
     """Whether a cell of the f32 array ``x`` is one :func:`flush_f32` looks at: a subnormal or a NaN, which
     it changes, or an infinity, which it keeps (so False says there is nothing to change). Reads ``x`` only."""
-    bits = x.view(np.uint32)  # a view of the same item size: any strides, no contiguous copy needed
+    bits = x.view(_U32)  # a view of the same item size: any strides, no contiguous copy needed
+    if (0 < bits.size <= _SMALL_SCAN and bits.flags.c_contiguous
+            and _all_normal(bits, _WORDS32, 0x7F800000, 0x00800000)):
+        return False
     # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
     return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
@@ -220,22 +259,18 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
     """``source`` converted to ``dtype`` (one side is bf16) a cache-sized block at a time, so each
     block is still in cache when its bf16 patterns are checked: cells whose exponent field is below
     ``low`` or all ones are replaced by ``redo`` of their source cells."""
-    if source.size <= _BLOCK and dtype == bf16.numpy and not source.flags.c_contiguous:
-        # A strided source (a transposed view) is converted in one pass into C order, not first flattened
-        # into a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
-        out = source.astype(dtype, order="C")
-        done = out.reshape(-1)  # a view of out
-        cells = _extremes(done.view(np.uint16), 0x7F80, low)
+    if source.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
+        # A strided source (a transposed view) is converted in one pass into C order, not first flattened into
+        # a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
+        out = source.astype(dtype, "C")
+        bits = (out if dtype is _BF16 else source).view(_U16)  # widening reads a C-contiguous source
+        if 0 < bits.size <= _SMALL_SCAN and _all_normal(bits, _WORDS16, 0x7F80, low):
+            return out
+        cells = _extremes(bits.reshape(-1), 0x7F80, low)
         if cells.size:
-            done[cells] = redo(np.ascontiguousarray(source).reshape(-1)[cells])
+            out.reshape(-1)[cells] = redo(source.reshape(-1)[cells])  # a view of out, a copy of a strided source
         return out
     flat = source if source.ndim == 1 else source.reshape(-1)
-    if flat.size <= _BLOCK:  # one block: no buffers to set up, which a small kernel would notice
-        out = flat.astype(dtype)
-        cells = _extremes((out if dtype == bf16.numpy else flat).view(np.uint16), 0x7F80, low)
-        if cells.size:
-            out[cells] = redo(flat[cells])
-        return out if source.ndim == 1 else out.reshape(source.shape)
     out = np.empty(flat.size, dtype=dtype)
     bits = (out if dtype == bf16.numpy else flat).view(np.uint16)
     scratch = np.empty(min(flat.size, _BLOCK), dtype=np.uint16)
@@ -257,12 +292,17 @@ def _narrow_bf16(wide: Array) -> Array:
     first), or to an infinity or NaN can differ; those few are redone with the f32 input flushed,
     after which a subnormal result is impossible and NaN narrows to the canonical 0x7fc0.
     """
-    return _bf16_blocks(wide, bf16.numpy, 0x0100, lambda cells: flush_f32(cells).astype(bf16.numpy))
+    return _bf16_blocks(wide, _BF16, 0x0100, _narrowed)
+
+
+def _narrowed(cells: Array) -> Array:
+    """f32 cells flushed, then narrowed by ml_dtypes (the cells :func:`_narrow_bf16` redoes)."""
+    return flush_f32(cells).astype(_BF16)
 
 
 def _widen_bf16(stored: Array) -> Array:
     """bf16 to f32 with the RNGD fixes, found on the 16-bit patterns (half the bytes of f32)."""
-    return _bf16_blocks(stored, np.dtype(np.float32), 0x0080, flush_f32)
+    return _bf16_blocks(stored, _F32, 0x0080, flush_f32)
 
 
 def _canonical_bf16(stored: Array) -> Array:
@@ -272,7 +312,12 @@ def _canonical_bf16(stored: Array) -> Array:
     Copied and checked a block at a time like a conversion: a whole-array check would allocate
     work arrays several times the tensor's size, and first touching fresh memory is most of what
     a big weight's copy costs."""
-    return _bf16_blocks(stored, bf16.numpy, 0x0080, lambda cells: _narrow_bf16(_widen_bf16(cells)))
+    return _bf16_blocks(stored, _BF16, 0x0080, _round_trip)
+
+
+def _round_trip(cells: Array) -> Array:
+    """bf16 cells widened and narrowed back by the RNGD rules (the cells :func:`_canonical_bf16` redoes)."""
+    return _narrow_bf16(_widen_bf16(cells))
 
 
 def _wrap(values: Array, bits: int) -> Array:
@@ -312,8 +357,8 @@ def _as_int64(array: Array) -> Array:
 
 
 # The rules above say what overflow, NaN and infinities become, so their floating-point flags tell the caller
-# nothing. As a decorator the state is set and reset by the call itself: two Python calls fewer than a
-# ``with`` block, on a function every stream cast runs.
+# nothing (ml_dtypes' narrowing of a signalling NaN raises one). As a decorator the state is set and reset by the
+# call itself: two Python calls fewer than a ``with`` block, on a function every stream cast runs.
 @np.errstate(over="ignore", invalid="ignore")
 def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     """Narrow (or convert) ``array`` to ``to`` by the RNGD rules, stored in ``to.numpy``.
@@ -337,8 +382,8 @@ def cast(array: npt.ArrayLike, to: ScalarLike) -> Array:
     if target is bf16:
         if src.dtype == bf16.numpy:
             return _canonical_bf16(src)
-        # Narrowing only reads its input, so an f32 array needs no copy.
-        return _narrow_bf16(np.asarray(src, dtype=np.float32))
+        # Narrowing only reads its input, so an f32 array needs no copy (nor the call that would find that out).
+        return _narrow_bf16(src if src.dtype is _F32 else np.asarray(src, dtype=_F32))
     x = flush_f32(src.astype(np.float32))
     if target is f32:
         return x
@@ -358,8 +403,11 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     """
     source = (_REGISTRY.get(frm) if isinstance(frm, str) else None) or scalar(frm)  # as in cast
     src = array if type(array) is np.ndarray else np.asarray(array)
-    if canonical and source is bf16 and src.dtype == bf16.numpy:
-        return src.astype(np.float32)
+    if source is bf16 and src.dtype is _BF16:  # the widening every stream and operand runs, in the fewest calls
+        if canonical:
+            return src.astype(_F32)
+        if src.flags.c_contiguous:
+            return _widen_bf16(src)
     if not source.is_float:
         if _holds(src.dtype, source.value_bits):
             return src.astype(np.int32)
