@@ -1564,3 +1564,33 @@ def test_small_casts_checked_by_arg_extremes_have_the_bits_of_the_ufunc_scan(cel
             assert fast == slow
         else:
             assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.tobytes() == slow.tobytes()
+
+
+# Around the bounds the conversions by words check: the last f32 patterns rounding to a bf16 exponent of 1 and
+# the first rounding to 2 (a tie to even on each side), the last finite ones and those rounding up to infinity,
+# and NaNs whose rounding sum wraps past the sign.
+WORD_EDGES = [0x00FF7FFF, 0x00FF8000, 0x00FE8000, 0x00FF8001, 0x7F7F7FFF, 0x7F7F8000, 0x7F7E8000, 0xFF7F8000,
+              0x7FFF8000, 0xFFFF8000, 0x7FFFFFFF, 0x80FF8000, 0x3F808000, 0x3F818000, 0xBF808000, 0x00008000]
+WORD_CELLS = st.one_of(st.sampled_from(SPECIAL_BITS + WORD_EDGES), st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=300)
+@given(st.lists(WORD_CELLS, min_size=1, max_size=24).map(lambda c: c * 2), st.sampled_from(["C", "T", "every other"]))
+def test_conversions_by_words_have_the_bits_of_ml_dtypes_conversions(cells: list[int], order: str) -> None:
+    raw = np.array(cells, dtype=np.uint32)
+    x = raw.view(np.float32).reshape(2, -1)
+    stored = (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy).reshape(2, -1)
+    canonical = cast(x, "bf16")
+    views = {"C": lambda a: a, "T": lambda a: a.T, "every other": lambda a: a[:, ::2]}[order]
+
+    def run() -> list[np.ndarray]:
+        return [cast(views(x), "bf16"), widen_values(views(stored), "bf16"),
+                widen_values(views(canonical), "bf16", canonical=True), convert(views(x), "f32", "bf16")]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scalars, "_BY_WORDS", 1)  # every array converted by words
+        got = run()
+        patch.setattr(scalars, "_BY_WORDS", 2**62)  # every array converted by ml_dtypes
+        expected = run()
+    for words, loop in zip(got, expected, strict=True):
+        assert words.dtype == loop.dtype and words.shape == loop.shape and words.tobytes() == loop.tobytes()
