@@ -1588,9 +1588,11 @@ def test_conversions_by_words_have_the_bits_of_ml_dtypes_conversions(cells: list
                 widen_values(views(canonical), "bf16", canonical=True), convert(views(x), "f32", "bf16")]
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(scalars, "_BY_WORDS", 1)  # every array converted by words
+        for threshold in ("_BY_WORDS", "_NARROW_BY_WORDS"):
+            patch.setattr(scalars, threshold, 1)  # every array converted by words
         got = run()
-        patch.setattr(scalars, "_BY_WORDS", 2**62)  # every array converted by ml_dtypes
+        for threshold in ("_BY_WORDS", "_NARROW_BY_WORDS"):
+            patch.setattr(scalars, threshold, 2**62)  # every array converted by ml_dtypes
         expected = run()
     for words, loop in zip(got, expected, strict=True):
         assert words.dtype == loop.dtype and words.shape == loop.shape and words.tobytes() == loop.tobytes()
