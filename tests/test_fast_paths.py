@@ -1596,3 +1596,24 @@ def test_conversions_by_words_have_the_bits_of_ml_dtypes_conversions(cells: list
         expected = run()
     for words, loop in zip(got, expected, strict=True):
         assert words.dtype == loop.dtype and words.shape == loop.shape and words.tobytes() == loop.tobytes()
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=24, max_size=24), st.sampled_from([(1, 0), (2, 0, 1), (0, 2, 1), (1, 2, 0)]))
+def test_a_flush_of_cells_filling_their_memory_fixes_them_in_place_with_the_bits_of_a_copy(cells: list[int],
+                                                                                             axes: tuple[int, ...]) -> None:
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape((4, 6) if len(axes) == 2 else (2, 3, 4))
+    x = values.copy().transpose(axes)  # a ufunc's result over a transposed operand is laid out so
+    before = np.ascontiguousarray(x)
+    expected = vector_ops.f32(before)
+    assert has_special_f32(x) == has_special_f32(before)
+    got = vector_ops.flush_f32(x)
+    assert got is x and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    gaps = values.copy()[..., ::2]  # writeable, but its cells do not fill their memory
+    read_only = values.copy().transpose(axes)
+    read_only.setflags(write=False)
+    for other in (gaps, read_only):  # copied, and left alone
+        kept = other.tobytes()
+        fixed = vector_ops.flush_f32(other)
+        assert fixed is not other and fixed.flags.c_contiguous and other.tobytes() == kept
+        assert fixed.tobytes() == vector_ops.f32(np.ascontiguousarray(other)).tobytes()

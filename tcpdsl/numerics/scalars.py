@@ -227,16 +227,29 @@ def _all_normal(bits: Array, words: _Words, field: int, low: int) -> bool:
     return smallest >= low - sign and largest < field
 
 
+def _in_memory_order(x: Array) -> Array | None:
+    """A C-contiguous view of the cells of ``x`` in the order they sit in memory, when they fill it
+    without gaps or repeats (a transposed view, or a ufunc's result over one); else None. A check or fix
+    of every cell on its own reads it as well as ``x``, without copying strided cells."""
+    view = x.transpose(sorted(range(x.ndim), key=x.strides.__getitem__, reverse=True))
+    return view if view.flags.c_contiguous else None
+
+
 def flush_f32(x: Array) -> Array:
     """RNGD f32 hygiene: subnormals become zeros of their own sign and NaN becomes 0x7fc00000.
 
     Works on the bit pattern and only rewrites the nonzero cells whose exponent field is all zeros
     (subnormals) or all ones (infinity or NaN), since this runs on every operand. The caller passes
-    an array it owns.
+    an array it owns, and gets it back fixed in place when its cells fill their memory (a ufunc's result
+    over transposed operands too), else a C-contiguous copy fixed.
     """
     if type(x) is np.ndarray and x.dtype is _F32 and x.flags.c_contiguous:
         out = x  # what ascontiguousarray would return, without its calls
     else:
+        cells = _in_memory_order(x) if type(x) is np.ndarray and x.dtype is _F32 and x.flags.writeable else None
+        if cells is not None:
+            flush_f32(cells)  # the same cells, fixed where they sit: no strided copy
+            return x
         out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
     bits = out.view(_U32)
     if 0 < bits.size <= _SMALL_SCAN and _all_normal(bits, _WORDS32, 0x7F800000, 0x00800000):
@@ -256,9 +269,10 @@ def has_special_f32(x: Array) -> bool:
     """Whether a cell of the f32 array ``x`` is one :func:`flush_f32` looks at: a subnormal or a NaN, which
     it changes, or an infinity, which it keeps (so False says there is nothing to change). Reads ``x`` only."""
     bits = x.view(_U32)  # a view of the same item size: any strides, no contiguous copy needed
-    if (0 < bits.size <= _SMALL_SCAN and bits.flags.c_contiguous
-            and _all_normal(bits, _WORDS32, 0x7F800000, 0x00800000)):
-        return False
+    if 0 < bits.size <= _SMALL_SCAN:
+        cells = bits if bits.flags.c_contiguous else _in_memory_order(bits)
+        if cells is not None and _all_normal(cells, _WORDS32, 0x7F800000, 0x00800000):
+            return False
     # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
     return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
