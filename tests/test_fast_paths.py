@@ -1617,3 +1617,11 @@ def test_a_flush_of_cells_filling_their_memory_fixes_them_in_place_with_the_bits
         fixed = vector_ops.flush_f32(other)
         assert fixed is not other and fixed.flags.c_contiguous and other.tobytes() == kept
         assert fixed.tobytes() == vector_ops.f32(np.ascontiguousarray(other)).tobytes()
+
+
+def test_a_canonical_widening_by_words_is_laid_out_as_the_source_as_astype_lays_it_out() -> None:
+    stored = cast(RNG.standard_normal((128, 160)).astype(np.float32), "bf16")
+    for view in (stored, stored.T, stored[:, ::2]):
+        got, expected = widen_values(view, "bf16", canonical=True), view.astype(np.float32)
+        assert view.size >= scalars._BY_WORDS and got.strides == expected.strides
+        assert got.tobytes() == expected.tobytes()

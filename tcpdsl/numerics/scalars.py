@@ -352,8 +352,9 @@ def _widen_words(stored: Array) -> Array:
 
 
 def _shifted(bits: Array) -> Array:
-    """bf16 patterns as the f32 values they widen to exactly, in C order."""
-    wide = bits.astype(_U32, "C")
+    """bf16 patterns as the f32 values they widen to exactly, laid out as ``bits`` (as ``astype`` lays out:
+    a transposed view is read in the order its cells sit, not gathered into C order)."""
+    wide = bits.astype(_U32)
     np.left_shift(wide, 16, out=wide)
     return wide.view(_F32)
 
