@@ -189,7 +189,7 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
 
-# What :func:`_all_normal` reads a word type by: its signed twin, and 1 << (bits - 1), the sign bit.
+# What :func:`_small_extremes` reads a word type by: its signed twin, and 1 << (bits - 1), the sign bit.
 _Words = tuple[np.dtype[Any], int]
 _WORDS32: Final[_Words] = (np.dtype(np.int32), 1 << 31)
 _WORDS16: Final[_Words] = (np.dtype(np.int16), 1 << 15)
@@ -201,30 +201,42 @@ _BY_WORDS: Final = 1 << 13
 _NARROW_BY_WORDS: Final = 1 << 14
 
 
-def _all_normal(bits: Array, words: _Words, field: int, low: int) -> bool:
-    """Whether every cell of ``bits`` (unsigned words, C-contiguous, not empty) has a magnitude in
-    ``[low, field)``: then :func:`_extremes` finds nothing (a zero makes this False, though it finds none).
+def _small_extremes(bits: Array, words: _Words, field: int, low: int) -> IntArray:
+    """:func:`_extremes` of ``bits`` (unsigned words, C-contiguous, not empty, any shape) in the fewest numpy
+    calls, for arrays small enough that each call costs more than the cells it reads.
 
     Read as unsigned, the positive cells come first, by magnitude, then the negative ones; read as
     signed, the negative ones come first. So the unsigned minimum and maximum bound the magnitudes of
     an array of one sign (as many are: exponentials, squares, probabilities), and for one of both signs
     they are the smallest positive and the largest negative magnitude, the signed minimum and maximum
     the smallest negative and the largest positive: two or four arg-extremes, each a C call with no work
-    array (``ndarray.item`` of a flat index gives the value as a Python int). docs/runtime.md §3.2.
+    array (``ndarray.item`` of a flat index gives the value as a Python int), say that every magnitude
+    is normal. A zero of either sign fails that (integer data and ReLU outputs hold many): then the
+    magnitudes' maximum, and their minimum less one, where a zero wraps round to the top, say whether a
+    cell needs fixing. Only an array that has one is scanned by :func:`_extremes`. docs/runtime.md §3.2.
     """
     signed, sign = words
     smallest: int = bits.item(bits.argmin())
-    largest: int = bits.item(bits.argmax())
-    if largest < sign:  # no negative cell
-        return low <= smallest and largest < field
-    if smallest >= sign:  # no positive cell
-        return sign + low <= smallest and largest < sign + field
-    if smallest < low or largest >= sign + field:
-        return False
-    twin = bits.view(signed)
-    smallest = twin.item(twin.argmin())
-    largest = twin.item(twin.argmax())
-    return smallest >= low - sign and largest < field
+    if smallest >= low:
+        largest: int = bits.item(bits.argmax())
+        if largest < sign:  # no negative cell
+            if largest < field:
+                return _NO_CELLS
+        elif smallest >= sign:  # no positive cell
+            if sign + low <= smallest and largest < sign + field:
+                return _NO_CELLS
+        elif largest < sign + field:
+            twin = bits.view(signed)
+            smallest, largest = twin.item(twin.argmin()), twin.item(twin.argmax())
+            if smallest >= low - sign and largest < field:
+                return _NO_CELLS
+    flat = bits.reshape(-1)  # numpy gives a 0-d array's results as scalars, which cannot be written into
+    magnitude = np.bitwise_and(flat, sign - 1)
+    if magnitude.item(magnitude.argmax()) < field:
+        np.subtract(magnitude, 1, out=magnitude)
+        if magnitude.item(magnitude.argmin()) >= low - 1:
+            return _NO_CELLS
+    return _extremes(flat, field, low)
 
 
 def _in_memory_order(x: Array) -> Array | None:
@@ -252,9 +264,10 @@ def flush_f32(x: Array) -> Array:
             return x
         out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
     bits = out.view(_U32)
-    if 0 < bits.size <= _SMALL_SCAN and _all_normal(bits, _WORDS32, 0x7F800000, 0x00800000):
-        return out
-    special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
+    if 0 < bits.size <= _SMALL_SCAN:
+        special = _small_extremes(bits, _WORDS32, 0x7F800000, 0x00800000)
+    else:
+        special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
     if special.size:
         flat = bits.reshape(-1)  # a view of out (contiguous), which the flat indices index
         picked = flat[special]
@@ -271,8 +284,8 @@ def has_special_f32(x: Array) -> bool:
     bits = x.view(_U32)  # a view of the same item size: any strides, no contiguous copy needed
     if 0 < bits.size <= _SMALL_SCAN:
         cells = bits if bits.flags.c_contiguous else _in_memory_order(bits)
-        if cells is not None and _all_normal(cells, _WORDS32, 0x7F800000, 0x00800000):
-            return False
+        if cells is not None:
+            return bool(_small_extremes(cells, _WORDS32, 0x7F800000, 0x00800000).size)
     # Any shape but 0-d (numpy's ops give a 0-d array's result as a scalar, which cannot be written into).
     return bool(_extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000).size)
 
@@ -294,9 +307,10 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
         # a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
         out = source.astype(dtype, "C")
         bits = (out if dtype is _BF16 else source).view(_U16)  # widening reads a C-contiguous source
-        if 0 < bits.size <= _SMALL_SCAN and _all_normal(bits, _WORDS16, 0x7F80, low):
-            return out
-        cells = _extremes(bits.reshape(-1), 0x7F80, low)
+        if 0 < bits.size <= _SMALL_SCAN:
+            cells = _small_extremes(bits, _WORDS16, 0x7F80, low)
+        else:
+            cells = _extremes(bits.reshape(-1), 0x7F80, low)
         if cells.size:
             out.reshape(-1)[cells] = redo(source.reshape(-1)[cells])  # a view of out, a copy of a strided source
         return out
