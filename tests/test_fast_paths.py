@@ -1619,8 +1619,28 @@ def test_a_flush_of_cells_filling_their_memory_fixes_them_in_place_with_the_bits
 
 
 def test_a_canonical_widening_by_words_is_laid_out_as_the_source_as_astype_lays_it_out() -> None:
-    stored = cast(RNG.standard_normal((128, 160)).astype(np.float32), "bf16")
+    stored = cast(np.random.default_rng(5).standard_normal((128, 160)).astype(np.float32), "bf16")
     for view in (stored, stored.T, stored[:, ::2]):
         got, expected = widen_values(view, "bf16", canonical=True), view.astype(np.float32)
         assert view.size >= scalars._BY_WORDS and got.strides == expected.strides
         assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(SPECIAL_BITS), min_size=1, max_size=6), st.integers(1, 40), st.sampled_from(SCANS),
+       st.booleans())
+def test_the_ufunc_scan_of_cells_among_zeros_finds_what_the_exponent_rule_names(cells: list[int], count: int,
+                                                                                 scan: typing.Any, scratch: bool) -> None:
+    # Zeros of both signs, normal cells, and a few drawn ones (special or not): the scan's way past the zeros.
+    word, field, low = scan
+    sign = 1 << (8 * np.dtype(word).itemsize - 1)
+    normal = (field + low) // 2 & ~(low - 1)
+    base = [0, sign, normal, sign | normal] * count
+    raw = np.array(cells, dtype=np.uint32)
+    drawn = (raw if word is np.uint32 else raw >> 16).astype(word)
+    bits = np.concatenate([np.array(base, dtype=word), drawn])
+    np.random.default_rng(count).shuffle(bits)
+    magnitude = bits & word(sign - 1)
+    expected = np.flatnonzero((magnitude != 0) & ((magnitude < low) | (magnitude >= field))).tolist()
+    work = np.empty(bits.size, dtype=word) if scratch else None
+    assert _extremes(bits, field, low, work).tolist() == expected

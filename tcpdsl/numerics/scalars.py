@@ -152,9 +152,9 @@ _NO_CELLS: Final = np.empty(0, dtype=np.intp)
 _NO_CELLS.setflags(write=False)
 
 
-# Per (word dtype, field, low): the magnitude mask, ``low``, the threshold and where a zero lands, as
+# Per (word dtype, field, low): the magnitude mask, ``low``, the threshold, where a zero lands and ``field``, as
 # numpy scalars of the word type, built once: making them on every call cost more than the check itself.
-_ExtremeConstants = tuple[np.generic, np.generic, np.generic, np.generic]
+_ExtremeConstants = tuple[np.generic, np.generic, np.generic, np.generic, np.generic]
 _extreme_constants: dict[tuple[np.dtype[Any], int, int], _ExtremeConstants] = {}
 
 
@@ -162,7 +162,7 @@ def _constants(dtype: np.dtype[Any], field: int, low: int) -> _ExtremeConstants:
     word = dtype.type
     top = 8 * dtype.itemsize
     found = _extreme_constants[dtype, field, low] = (
-        word((1 << (top - 1)) - 1), word(low), word(field - low), word((1 << top) - low))
+        word((1 << (top - 1)) - 1), word(low), word(field - low), word((1 << top) - low), word(field))
     return found
 
 
@@ -180,12 +180,19 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
     """
     dtype = bits.dtype
     constants = _extreme_constants.get((dtype, field, low))
-    magnitude, start, threshold, zero = constants if constants is not None else _constants(dtype, field, low)
+    magnitude, start, threshold, zero, top = constants if constants is not None else _constants(dtype, field, low)
     shifted = np.bitwise_and(bits, magnitude, out=None if scratch is None else scratch[:bits.size])
     np.subtract(shifted, start, out=shifted)
     # The ufunc's own reduce: ndarray.max goes through a Python wrapper, a cost paid on every block.
-    if np.maximum.reduce(shifted, axis=None, initial=0) < threshold:  # the usual case: nothing to fix, no index pass
+    largest = np.maximum.reduce(shifted, axis=None, initial=0)
+    if largest < threshold:  # the usual case: nothing to fix, no index pass
         return _NO_CELLS
+    if largest == zero:
+        # Zeros and no subnormal (which lands above them): what is left to find is a magnitude from ``field`` up.
+        np.add(shifted, start, out=shifted)
+        if np.maximum.reduce(shifted, axis=None, initial=0) < top:
+            return _NO_CELLS
+        np.subtract(shifted, start, out=shifted)
     return np.flatnonzero((shifted >= threshold) & (shifted != zero))
 
 
