@@ -200,7 +200,8 @@ def _extremes(bits: Array, field: int, low: int, scratch: Array | None = None) -
 _Words = tuple[np.dtype[Any], int]
 _WORDS32: Final[_Words] = (np.dtype(np.int32), 1 << 31)
 _WORDS16: Final[_Words] = (np.dtype(np.int16), 1 << 15)
-# Up to this many cells, four arg-extremes (no work array, no write) cost less than :func:`_extremes`' passes.
+# Up to this many cells, the arg-extremes of :func:`_small_extremes` (no work array, no write) cost less than
+# :func:`_extremes`' passes.
 _SMALL_SCAN: Final = 1 << 14
 # From this many cells on, converting by integer passes over the bit patterns costs less than ml_dtypes' loop:
 # widening shifts each pattern in one pass, narrowing takes five.
@@ -363,7 +364,7 @@ def _narrow_words(wide: Array) -> Array:
 
 def _widen_words(stored: Array) -> Array:
     """bf16 (C-contiguous, at least one dimension) widened to f32 by the RNGD rule, each pattern shifted into
-    the high half of a word (what ml_dtypes does, at a quarter of its time on thousands of cells)."""
+    the high half of a word (what ml_dtypes does, in a third of its time at 65536 cells)."""
     bits = stored.view(_U16)
     out = _shifted(bits)
     cells = _extremes(bits, 0x7F80, 0x0080)
