@@ -1514,7 +1514,7 @@ def test_a_constant_operands_type_kept_by_value_is_the_composers(dtype: str) -> 
     assert (stage, bool, True, dtype) not in vector._IMMEDIATES  # refused, never kept
 
 
-# -- casts and the f32 rules of small arrays: the scan by arg-extremes ---------------------------------
+# -- casts and the f32 rules in fewer numpy calls: arg-extremes, conversions by words, cells in place ----
 
 # (word dtype, field, low) of each scan: f32 cells, bf16 narrowed (a pattern of exponent 1 redone too), bf16 widened.
 SCANS = [(np.uint32, 0x7F800000, 0x00800000), (np.uint16, 0x7F80, 0x0100), (np.uint16, 0x7F80, 0x0080)]
