@@ -1807,3 +1807,135 @@ def test_a_sum_one_reduce_cannot_give_is_folded_through_its_partials(op: ReduceO
     for data in (through, np.full((3, 2), -0.0, dtype=np.float32), alike, np.ascontiguousarray(alike[:, :1]),
                  np.asfortranarray(alike)):
         assert reduce_fold(op, data, 0).tobytes() == _step_by_step(op, data, 0).tobytes()
+
+
+# -- casts and the f32 rules in fewer numpy calls: arg-extremes, conversions by words, cells in place ----
+
+# (word dtype, field, low) of each scan: f32 cells, bf16 narrowed (a pattern of exponent 1 redone too), bf16 widened.
+SCANS = [(np.uint32, 0x7F800000, 0x00800000), (np.uint16, 0x7F80, 0x0100), (np.uint16, 0x7F80, 0x0080)]
+
+
+@settings(max_examples=400)
+@given(st.lists(CELLS, min_size=1, max_size=40), st.sampled_from(SCANS), st.sampled_from([(-1,), (1, -1, 1), ()]),
+       st.sampled_from(["as drawn", "positive", "negative", "zeros"]))
+def test_the_scan_of_a_small_array_finds_what_the_ufunc_scan_finds(cells: list[int], scan: typing.Any,
+                                                                   shape: tuple[int, ...], signs: str) -> None:
+    word, field, low = scan
+    raw = np.array(cells, dtype=np.uint32)
+    bits = (raw if word is np.uint32 else (raw >> 16) ^ raw).astype(word)  # both halves feed the 16-bit cells
+    sign = word(1 << (8 * bits.itemsize - 1))
+    if signs != "as drawn":  # arrays of one sign, and normal cells among zeros, take their own ways
+        bits = bits & word(sign - 1) if signs in ("positive", "zeros") else bits | sign
+        if signs == "zeros":
+            bits[::2] = 0
+    bits = bits[:1].reshape(()) if shape == () else bits.reshape(shape)
+    words = scalars._WORDS32 if word is np.uint32 else scalars._WORDS16
+    assert scalars._small_extremes(bits, words, field, low).tolist() == _extremes(bits.reshape(-1), field, low).tolist()
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=1, max_size=24), st.sampled_from([(-1,), (2, -1), ()]), st.booleans())
+def test_small_casts_checked_by_arg_extremes_have_the_bits_of_the_ufunc_scan(cells: list[int], shape: tuple[int, ...],
+                                                                            strided: bool) -> None:
+    raw = np.array(cells * 2, dtype=np.uint32)  # an even count, for two rows
+    x = raw.view(np.float32)
+    x = x[:1].reshape(()) if shape == () else x.reshape(shape)
+    if strided and x.ndim:
+        x = x.T if x.ndim > 1 else x[::-1]
+    stored = (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy)
+    stored = stored[:1].reshape(()) if shape == () else stored.reshape(shape)
+
+    def run() -> list[typing.Any]:
+        return [cast(x, "bf16"), cast(stored, "bf16"), widen_values(stored, "bf16"), f32(x),
+                has_special_f32(x), vector_ops.flush_f32(np.array(x))]
+
+    got = run()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(scalars, "_SMALL_SCAN", 0)  # every array scanned by the ufunc passes
+        expected = run()
+    for fast, slow in zip(got, expected, strict=True):
+        if isinstance(slow, bool):
+            assert fast == slow
+        else:
+            assert fast.dtype == slow.dtype and fast.shape == slow.shape and fast.tobytes() == slow.tobytes()
+
+
+# Around the bounds the conversions by words check: the last f32 patterns rounding to a bf16 exponent of 1 and
+# the first rounding to 2 (a tie to even on each side), the last finite ones and those rounding up to infinity,
+# and NaNs whose rounding sum wraps past the sign.
+WORD_EDGES = [0x00FF7FFF, 0x00FF8000, 0x00FE8000, 0x00FF8001, 0x7F7F7FFF, 0x7F7F8000, 0x7F7E8000, 0xFF7F8000,
+              0x7FFF8000, 0xFFFF8000, 0x7FFFFFFF, 0x80FF8000, 0x3F808000, 0x3F818000, 0xBF808000, 0x00008000]
+WORD_CELLS = st.one_of(st.sampled_from(SPECIAL_BITS + WORD_EDGES), st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=300)
+@given(st.lists(WORD_CELLS, min_size=1, max_size=24).map(lambda c: c * 2), st.sampled_from(["C", "T", "every other"]))
+def test_conversions_by_words_have_the_bits_of_ml_dtypes_conversions(cells: list[int], order: str) -> None:
+    raw = np.array(cells, dtype=np.uint32)
+    x = raw.view(np.float32).reshape(2, -1)
+    stored = (raw >> 16).astype(np.uint16).view(tcp.bf16.numpy).reshape(2, -1)
+    canonical = cast(x, "bf16")
+    views = {"C": lambda a: a, "T": lambda a: a.T, "every other": lambda a: a[:, ::2]}[order]
+
+    def run() -> list[np.ndarray]:
+        return [cast(views(x), "bf16"), widen_values(views(stored), "bf16"),
+                widen_values(views(canonical), "bf16", canonical=True), convert(views(x), "f32", "bf16")]
+
+    with pytest.MonkeyPatch.context() as patch:
+        for threshold in ("_BY_WORDS", "_NARROW_BY_WORDS"):
+            patch.setattr(scalars, threshold, 1)  # every array converted by words
+        got = run()
+        for threshold in ("_BY_WORDS", "_NARROW_BY_WORDS"):
+            patch.setattr(scalars, threshold, 2**62)  # every array converted by ml_dtypes
+        expected = run()
+    for words, loop in zip(got, expected, strict=True):
+        assert words.dtype == loop.dtype and words.shape == loop.shape and words.tobytes() == loop.tobytes()
+
+
+@settings(max_examples=200)
+@given(st.lists(CELLS, min_size=24, max_size=24), st.sampled_from([(1, 0), (2, 0, 1), (0, 2, 1), (1, 2, 0)]))
+def test_a_flush_of_cells_filling_their_memory_fixes_them_in_place_with_the_bits_of_a_copy(cells: list[int],
+                                                                                             axes: tuple[int, ...]) -> None:
+    values = np.array(cells, dtype=np.uint32).view(np.float32).reshape((4, 6) if len(axes) == 2 else (2, 3, 4))
+    x = values.copy().transpose(axes)  # a ufunc's result over a transposed operand is laid out so
+    before = np.ascontiguousarray(x)
+    expected = vector_ops.f32(before)
+    assert has_special_f32(x) == has_special_f32(before)
+    got = vector_ops.flush_f32(x)
+    assert got is x and got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    gaps = values.copy()[..., ::2]  # writeable, but its cells do not fill their memory
+    read_only = values.copy().transpose(axes)
+    read_only.setflags(write=False)
+    for other in (gaps, read_only):  # copied, and left alone
+        kept = other.tobytes()
+        fixed = vector_ops.flush_f32(other)
+        assert fixed is not other and fixed.flags.c_contiguous and other.tobytes() == kept
+        assert fixed.tobytes() == vector_ops.f32(np.ascontiguousarray(other)).tobytes()
+
+
+def test_a_canonical_widening_by_words_is_laid_out_as_the_source_as_astype_lays_it_out() -> None:
+    stored = cast(np.random.default_rng(5).standard_normal((128, 160)).astype(np.float32), "bf16")
+    for view in (stored, stored.T, stored[:, ::2]):
+        got, expected = widen_values(view, "bf16", canonical=True), view.astype(np.float32)
+        assert view.size >= scalars._BY_WORDS and got.strides == expected.strides
+        assert got.tobytes() == expected.tobytes()
+
+
+@settings(max_examples=300)
+@given(st.lists(st.sampled_from(SPECIAL_BITS), min_size=1, max_size=6), st.integers(1, 40), st.sampled_from(SCANS),
+       st.booleans())
+def test_the_ufunc_scan_of_cells_among_zeros_finds_what_the_exponent_rule_names(cells: list[int], count: int,
+                                                                                 scan: typing.Any, scratch: bool) -> None:
+    # Zeros of both signs, normal cells, and a few drawn ones (special or not): the scan's way past the zeros.
+    word, field, low = scan
+    sign = 1 << (8 * np.dtype(word).itemsize - 1)
+    normal = (field + low) // 2 & ~(low - 1)
+    base = [0, sign, normal, sign | normal] * count
+    raw = np.array(cells, dtype=np.uint32)
+    drawn = (raw if word is np.uint32 else raw >> 16).astype(word)
+    bits = np.concatenate([np.array(base, dtype=word), drawn])
+    np.random.default_rng(count).shuffle(bits)
+    magnitude = bits & word(sign - 1)
+    expected = np.flatnonzero((magnitude != 0) & ((magnitude < low) | (magnitude >= field))).tolist()
+    work = np.empty(bits.size, dtype=word) if scratch else None
+    assert _extremes(bits, field, low, work).tolist() == expected
