@@ -1941,3 +1941,33 @@ def test_the_ufunc_scan_of_cells_among_zeros_finds_what_the_exponent_rule_names(
     expected = np.flatnonzero((magnitude != 0) & ((magnitude < low) | (magnitude >= field))).tolist()
     work = np.empty(bits.size, dtype=word) if scratch else None
     assert _extremes(bits, field, low, work).tolist() == expected
+
+
+# -- a pass's result marked as converted, and a converted f32 narrowed by the plain rounding ----------------------
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pass_marks_its_result_only_when_the_rules_left_nothing_to_fix(kind: int) -> None:
+    """A pass whose last step leaves f32 with the rules applied marks its result (evaluate/vector_fused.py
+    run_pass): flushing it again changes no bit. A pass ending on i32 marks nothing."""
+    held = _held(7)
+    chain = _planned_pass(kind, held)
+    chain.cache.clear()
+    got = run_pass(chain, "fused")
+    mark = chain.cache.get("fused:canonical")
+    assert (mark is None) is (kind == 3), kind
+    if mark is not None:
+        assert mark is got and got.dtype == np.float32
+        assert scalars.flush_f32(np.array(got)).tobytes() == np.ascontiguousarray(got).tobytes()
+        assert converted(got, chain, "fused") and not converted(got.copy(), chain, "fused")
+
+
+def test_a_converted_f32_narrows_to_the_bits_of_the_rngd_cast() -> None:
+    """f32 that came out of the RNGD rules (no subnormal, only the canonical NaN) narrows to bf16 by ml_dtypes'
+    rounding with the bits of the RNGD cast, in C and in Fortran order (numerics/moves.py convert)."""
+    cells = scalars.flush_f32(_special_cells((64, 48), 11))
+    edges = (np.arange(256, dtype=np.uint32)[:, None] << 23 | np.array(
+        [0, 1, 0x7FFF, 0x8000, 0x8001, 0x18000, 0x7FFFFF], dtype=np.uint32)).reshape(-1)
+    edges = scalars.flush_f32(np.concatenate([edges, edges | np.uint32(0x80000000)]).view(np.float32))
+    for values in (cells, cells.T, edges):
+        got = convert(values, "f32", "bf16", canonical=True)
+        assert got.tobytes() == cast(values, "bf16").tobytes() and got.shape == values.shape

@@ -17,6 +17,7 @@ import numpy.typing as npt
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.numerics.flow import Buffer, Flow, Step
+from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
 from tcpdsl.numerics.switch_ops import ring_pass, switch_route
@@ -48,7 +49,8 @@ def fused_logical(flow: Flow, name: str) -> Array:
             canonical = source.cache.get(mark) is root
         else:
             root = start.logical(name)
-            canonical = False
+            # A pass's result read as it is (its values, or a view of them) keeps the pass's mark.
+            canonical = type(source) is VectorChain and converted(root, source, name)
         values, dtype = root, start.dtype
         for step in flow.changes:  # most steps only move cells: nothing to compute for them
             if values is root and 0 in root.strides:
@@ -85,11 +87,11 @@ def kept_as_placed(flow: Flow, values: Array, name: str) -> dict[str, Any]:
 
 
 def converted(values: Array, flow: object, name: str) -> bool:
-    """Whether ``values`` are cells of what ``flow`` (a :class:`Flow`, else nothing is known) marked as
-    converted by the RNGD rules, in its dtype: bf16 with no subnormal and only the canonical NaN, or f32
-    flushed. A marked array's memory belongs to a conversion's result (or a broadcast of it), all of whose
+    """Whether ``values`` are cells of what ``flow`` (a :class:`Flow` or a vector pass, else nothing is known)
+    marked as converted by the RNGD rules, in its dtype: bf16 with no subnormal and only the canonical NaN, or
+    f32 flushed. A marked array's memory belongs to a conversion's result (or a broadcast of it), all of whose
     cells are converted; so does that of any view of it, which is what a read that moves no value gives."""
-    if not isinstance(flow, Flow):
+    if not isinstance(flow, (Flow, VectorChain)):
         return False
     mark: Array | None = flow.cache.get(f"{name}:canonical")
     if mark is None or values.dtype != mark.dtype:

@@ -53,7 +53,8 @@ def physical(chain: VectorChain, name: str) -> Array:
 
 def run_pass(chain: VectorChain, name: str) -> Array:
     """The stream after every step of ``chain``, over the logical terms of its last layout, reading the
-    source and the VRF operands as the evaluator ``name`` computes them.
+    source and the VRF operands as the evaluator ``name`` computes them; marked on the chain as converted
+    when it is f32 with the rules applied.
 
     A term the source repeats its values along (a broadcast), which every step keeps and no VRF
     operand or reduce reads, is computed once: the pass runs with that term cut to one digit value,
@@ -80,8 +81,13 @@ def run_pass(chain: VectorChain, name: str) -> Array:
             for fixed, at, how, check in plan.inputs] if plan.inputs else _NO_INPUTS
     values = _run_steps(plan.actions, steps, values, read)
     if plan.cut is not None:
-        return np.broadcast_to(values, plan.shape)
-    return values if plan.computed else np.array(values)  # the result is an array of its own, never the source
+        values = np.broadcast_to(values, plan.shape)
+    elif not plan.computed:
+        values = np.array(values)  # the result is an array of its own, never the source
+    if plan.clean and values.dtype == np.float32:
+        # Marked as the RNGD conversion's output (evaluate/stream.py converted): what reads it needs no scan.
+        chain.cache[f"{name}:canonical"] = values
+    return values
 
 
 # What a planned step does: the first item of its action (see :class:`_Plan`).
@@ -120,6 +126,7 @@ class _Plan:
     inputs: tuple[_Input, ...]
     actions: tuple[tuple[Any, ...], ...]
     computed: bool
+    clean: bool  # the result is f32 with the rules applied
 
 
 def _plan(chain: VectorChain, source: Array) -> _Plan:
@@ -172,7 +179,7 @@ def _plan(chain: VectorChain, source: Array) -> _Plan:
             clean, computed = flushing, True
         terms = after
     shape = tuple(t.count for t in chain.terms)
-    return _Plan(cut, shape, tuple(inputs), tuple(actions), computed)
+    return _Plan(cut, shape, tuple(inputs), tuple(actions), computed, clean)
 
 
 def _read_only(value: float | int) -> Array:

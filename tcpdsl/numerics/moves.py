@@ -21,7 +21,7 @@ import numpy.typing as npt
 from tcpdsl.algebra import Mapping, PaddingKind, Digit, StructKey
 from tcpdsl.numerics.flow import Buffer
 from tcpdsl.numerics.placement import frozen, plan
-from tcpdsl.numerics.scalars import cast, poison, widen
+from tcpdsl.numerics.scalars import bf16, cast, poison, widen
 from tcpdsl.numerics.term_arrays import coordinate_array, distinct
 from tcpdsl.numerics.transfer import holds_only, terms_to_physical, to_physical, to_terms
 
@@ -41,6 +41,10 @@ def convert(values: Array, frm: str, to: str, *, canonical: bool = False) -> Arr
     if frm == to:
         return values
     if frm == "f32" and values.dtype == np.float32:
+        if canonical and to == "bf16":
+            # Flushed f32 with the canonical NaN narrows by the RNGD rule as ml_dtypes rounds it: nothing the
+            # rule fixes up (a subnormal, a NaN payload) can be there (docs/runtime.md §3.2).
+            return values.astype(bf16.numpy)
         return cast(values, to)
     if frm == "bf16" and to == "f32":
         return widen(values, frm, canonical=canonical)
