@@ -52,7 +52,7 @@ def fused_logical(flow: Flow, name: str) -> Array:
             # A pass's result read as it is (its values, or a view of them) keeps the pass's mark.
             canonical = type(source) is VectorChain and converted(root, source, name)
         values, dtype = root, start.dtype
-        for step in flow.changes:  # most steps only move cells: nothing to compute for them
+        for step in flow.changes():  # most steps only move cells: nothing to compute for them
             if values is root and 0 in root.strides:
                 values = distinct(root)  # a replicated term is computed once, then broadcast
             if step.relu:

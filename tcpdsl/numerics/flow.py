@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy.typing as npt
@@ -113,16 +112,20 @@ class Flow:
         """The flow one stage further."""
         return Flow(self.root, (*self.steps, step))
 
-    @cached_property
     def changes(self) -> tuple[Step, ...]:
         """The steps that change values, in order: a cast to a new dtype, or the commit adapter's clamp. Every
-        other step only moves cells (kept on the flow: an evaluator asks each time it computes the values)."""
-        found, dtype = [], self.root.dtype
-        for step in self.steps:
-            if step.relu or step.dtype != dtype:
-                found.append(step)
-                dtype = step.dtype
-        return tuple(found)
+        other step only moves cells. Kept on the flow (an evaluator asks each time it computes the values),
+        written into its fields as the fast constructors write them: a cached_property takes a lock."""
+        fields = self.__dict__
+        found: tuple[Step, ...] | None = fields.get("_changes")
+        if found is None:
+            changing, dtype = [], self.root.dtype
+            for step in self.steps:
+                if step.relu or step.dtype != dtype:
+                    changing.append(step)
+                    dtype = step.dtype
+            found = fields["_changes"] = tuple(changing)
+        return found
 
     @property
     def mapping(self) -> Mapping:
