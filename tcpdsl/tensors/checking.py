@@ -54,7 +54,8 @@ class KernelDefinitionError(TcpError, TypeError):
 
 
 def kernel(fn: F) -> F:
-    """Check ``fn``'s arguments and result against their annotations on every call (via beartype)."""
+    """Check ``fn``'s arguments and result against their annotations on every call (via beartype); inside
+    ``tcp.replay()`` a call whose argument signature was checked and recorded before is replayed (docs/replay.md)."""
     if not inspect.isfunction(fn):
         raise KernelDefinitionError(f"@tcp.kernel decorates a function, not a {type(fn).__name__}")
     try:
