@@ -34,6 +34,12 @@ def source_evaluated(tensor: Tensor, flow: Flow) -> None:
         log.sources.append((tensor, flow))
 
 
+def values_read() -> None:
+    """The body read a tensor's values from Python (``to_tensor``, ``physical``): whatever it makes of them is a
+    constant of what it builds."""
+    baked("the body read values from Python (to_tensor or physical)")
+
+
 def baked(reason: str) -> None:
     """Values of this call were fixed into what the body built: the body cannot be replayed on other values."""
     log = ACTIVE.get()

@@ -26,7 +26,7 @@ from tcpdsl.numerics.transfer import to_terms
 from tcpdsl.tensors.base import Acc, Array, ChipT, ClusterT, LaneT, PacketT, SliceT, Storage, TensorBase, TimeT
 from tcpdsl.tensors.base import unspecialised
 from tcpdsl.tensors.explain import describe_chain
-from tcpdsl.tensors.recording import baked
+from tcpdsl.tensors.recording import values_read
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.tensors.vector import VectorInitTensor, pass_source, start_pass
 from tcpdsl.verify.families import CONTRACT, OUTER, PACKET, TIME
@@ -80,7 +80,7 @@ class StageResult(TensorBase):
         return cls._from_chain(spec, self._chain.with_stage(**changes), self._evaluator)
 
     def _flat(self) -> Array:
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         evaluator = get_evaluator(self._evaluator)
         found = self._buffers.get(evaluator.name)
         if found is None:
@@ -92,7 +92,7 @@ class StageResult(TensorBase):
         """The logical result in the accumulator dtype: exactly the terms this stage's layout holds
         (:func:`~tcpdsl.algebra.terms.logical_terms`, never padding), fixing the digits its
         operands' tiles fix on the axes it holds."""
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         evaluator = get_evaluator(self._evaluator)
         terms = self._spec.terms
         found = self._logical.get(evaluator.name)

@@ -20,7 +20,7 @@ from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, TransposeTensor
 from tcpdsl.tensors.memory import VrfTensor
 from tcpdsl.tensors.stream import root_of
 from tcpdsl.tensors.context import TuContext
-from tcpdsl.tensors.recording import baked, source_evaluated
+from tcpdsl.tensors.recording import source_evaluated, values_read
 from tcpdsl.tensors.explain import describe_source
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.transfer import to_physical
@@ -86,11 +86,11 @@ class SourceTensor(TensorBase):
 
     def to_tensor(self) -> Tensor:
         """The logical tensor, cast to the dtype."""
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         return self._tensor
 
     def physical(self) -> Array:
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         values, axes = coordinate_array(self._tensor.values, self._tensor.terms)
         return to_physical(values, axes, self.mapping, 0).reshape(self._dims())
 

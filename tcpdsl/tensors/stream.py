@@ -19,7 +19,7 @@ from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.filled import FLOW_SERIAL
-from tcpdsl.tensors.recording import baked
+from tcpdsl.tensors.recording import baked, values_read
 from tcpdsl.tensors.subscription import Spec
 from tcpdsl.verify.stage import Stage
 
@@ -146,12 +146,12 @@ class FlowTensor(TensorBase):
 
     def to_tensor(self) -> Tensor:
         """The logical values, in this position's dtype, computed by the selected evaluator."""
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         root = self._flow.root
         return Tensor.of_terms(get_evaluator().flow_logical(self._flow), root.terms, root.fixed)
 
     def physical(self) -> Array:
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         return get_evaluator().flow_physical(self._flow).reshape(self._dims())
 
     def _describe(self) -> str:

@@ -36,7 +36,7 @@ from tcpdsl.tensors import back
 from tcpdsl.tensors.back import CastTensor, CommitTrimTensor, Out, TransposeTensor
 from tcpdsl.tensors.base import Array, ChipT, ClusterT, D, PacketT, SliceT, TensorBase, TimeT, interned, unspecialised
 from tcpdsl.tensors.filled import FLOW_SERIAL, filled
-from tcpdsl.tensors.recording import baked
+from tcpdsl.tensors.recording import values_read
 from tcpdsl.tensors.stream import FlowTensor
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.tensors.memory import VrfTensor
@@ -180,11 +180,11 @@ class PassTensor(TensorBase):
 
     def to_tensor(self) -> Tensor:
         """The stream's values at this position, computed by the selected evaluator."""
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         return Tensor.of_terms(get_evaluator().vector_logical(self._chain), self._spec.terms)
 
     def physical(self) -> Array:
-        baked("the body read values from Python (to_tensor or physical)")
+        values_read()
         return get_evaluator().vector_physical(self._chain).reshape(self._dims())
 
     def _describe(self) -> str:
