@@ -31,7 +31,7 @@ from tcpdsl.numerics.flow import Flow, Root
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.kept import unwritable
 from tcpdsl.tensors import recording
-from tcpdsl.tensors.base import Array
+from tcpdsl.tensors.base import Array, interned
 from tcpdsl.tensors.filled import FLOW_SERIAL, filled
 from tcpdsl.tensors.memory import DmTensor, HbmTensor, VrfTensor
 from tcpdsl.tensors.replay_graph import graph_of
@@ -113,22 +113,20 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[obj
 
 
 _ONE_LIMIT: Final = 4096
-_one_by_value: dict[object, tuple[object, ...]] = {}
 _one_by_identity: dict[int, tuple[tuple[object, ...], tuple[object, ...]]] = {}
 
 
 def _one(value: tuple[T, ...]) -> tuple[T, ...]:
-    """The first tuple seen equal to ``value``; found by identity first (the tensors of a type share theirs), by
-    value (hashing every term) only for a tuple not seen before."""
+    """:func:`~tcpdsl.tensors.base.interned` for a tuple of terms, found by identity first (the tensors of a type
+    share theirs): it hashes every term only for a tuple not seen before."""
     seen = _one_by_identity.get(id(value))
     if seen is not None and seen[0] is value:
         return seen[1]  # type: ignore[return-value]
     if len(_one_by_identity) >= _ONE_LIMIT:
         _one_by_identity.clear()  # a recording keeps the tuples its key names, so no other tuple takes their ids
-        _one_by_value.clear()
-    found = _one_by_value.setdefault(value, value)
+    found = interned(value)
     _one_by_identity[id(value)] = (value, found)
-    return found  # type: ignore[return-value]
+    return found
 
 
 def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, cache: dict[str, Any]) -> Flow:
@@ -162,18 +160,19 @@ class _Recording:
         by_proxy = {id(p): i for i, p in enumerate(proxies)}
         parts = result if isinstance(result, tuple) else (result,)
         self.tuple_type: type[tuple[Any, ...]] | None = type(result) if isinstance(result, tuple) else None
-        # Each part of the result: an argument (its index), or a new memory tensor (its class, type and flow).
-        self.parts: list[int | tuple[type[FlowTensor], Any, Flow, FlowTensor]] = []
+        # Each part of the result: an argument (its index), or a new memory tensor (its type and flow are the
+        # answer's, its values the graph's).
+        self.parts: list[int | FlowTensor] = []
         self.reason = log.baked
         for part in parts:
             if id(part) in by_proxy:
                 self.parts.append(by_proxy[id(part)])
             elif type(part) in _MEMORY:
                 assert isinstance(part, FlowTensor)
-                self.parts.append((type(part), part._spec, part._flow, part))
+                self.parts.append(part)
             elif self.reason is None:
                 self.reason = f"it returns a {type(part).__name__}, not a memory tensor"
-        outputs = [flow for _, flow in self.written] + [part[2] for part in self.parts if not isinstance(part, int)]
+        outputs = [flow for _, flow in self.written] + [part._flow for part in self.parts if not isinstance(part, int)]
         self.graph = graph_of(outputs, leaves, log.sources)
         # The values each slot held last (weakly: they are the caller's): what the graph's nodes still hold.
         self.held: list[weakref.ref[Array] | None] = [_kept_ref(values) for values in slots]
@@ -218,8 +217,8 @@ class _Recording:
                 if isinstance(part, int):
                     parts.append(tensors[part])
                 else:
-                    cls, spec, flow, model = part
-                    parts.append(cls._of_flow(spec, _placed(model, fused.flow_logical(flow), flow)))
+                    flow = part._flow
+                    parts.append(type(part)._of_flow(part._spec, _placed(part, fused.flow_logical(flow), flow)))
             done = True
         finally:
             for cache in self._caches(fresh):  # what new values determine is forgotten: what the same determine stays
