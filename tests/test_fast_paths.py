@@ -23,7 +23,8 @@ from tcpdsl.evaluate.fused import FusedEvaluator, _chain_plan
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import converted, fused_logical
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed
-from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _replicated, broadcast_vrf, read_vrf, run_pass
+from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _read_vrf, _replicated, _vrf_plan, broadcast_vrf
+from tcpdsl.evaluate.vector_fused import run_pass
 from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
@@ -668,7 +669,7 @@ def test_a_planned_vrf_read_has_the_values_of_the_coordinate_read(vrf_map: typin
     vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
     stream_shape = tuple(t.count for t in terms)
     expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
-    got = read_vrf(vrf, vrf_terms, terms)
+    got = _read_vrf(vrf, _vrf_plan(vrf_terms, terms))
     assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
 
 
@@ -681,7 +682,7 @@ def test_vrf_reads_over_one_stream_found_by_its_identity_answer_for_the_vrf_term
             vrf_terms = tuple(list(terms_of_mapping(vrf_map)))  # a tuple of its own, as a VRF loaded afresh holds
             vrf = RNG.standard_normal([t.count for t in vrf_terms]).astype(np.float32)
             expected = broadcast_vrf(vrf, vrf_terms, term_coordinates(terms))
-            got = read_vrf(vrf, vrf_terms, terms)
+            got = _read_vrf(vrf, _vrf_plan(vrf_terms, terms))
             assert np.broadcast_to(got, stream_shape).tobytes() == np.broadcast_to(expected, stream_shape).tobytes()
 
 # -- a vector pass over a replicated stream -----------------------------------------------------

@@ -323,7 +323,7 @@ class _View:
 
 @lru_cache(maxsize=512)
 def _vrf_reading(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _View | tuple[Array, ...]:
-    """How :func:`read_vrf` reads: a view when the stream holds every term of the VRF as its own
+    """How :func:`_read_vrf` reads: a view when the stream holds every term of the VRF as its own
     dimension (a stream digit then names the VRF index of its term and nothing else, since the
     terms of one axis cover disjoint digits); else the index arrays of :func:`broadcast_vrf`."""
     if all(t in terms for t in vrf_terms):
@@ -362,13 +362,9 @@ def _vrf_plan(vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> _VrfRea
     return how
 
 
-def read_vrf(vrf: Array, vrf_terms: tuple[Digit, ...], terms: tuple[Digit, ...]) -> Array:
-    """:func:`broadcast_vrf` for a stream held as an array over ``terms``, planned once per pair of
-    term lists and broadcastable to the stream rather than as large as it."""
-    return _read_vrf(vrf, _vrf_plan(vrf_terms, terms))
-
-
 def _read_vrf(vrf: Array, how: _VrfReading) -> Array:
+    """:func:`broadcast_vrf` for a stream held as an array, read as :func:`_vrf_plan` planned it for the VRF's and
+    the stream's term lists: broadcastable to the stream rather than as large as it."""
     if isinstance(how, _View):
         return (vrf if how.order is None else vrf.transpose(how.order)).reshape(how.shape)
     return vrf[how] if how else vrf
