@@ -35,8 +35,8 @@ def convert(values: Array, frm: str, to: str, *, canonical: bool = False) -> Arr
 
     Two of those steps are skipped where they change nothing: widening f32 only flushes, which the cast
     does itself (narrowing to bf16, to the cells it redoes); bf16 widens to f32 already flushed, which a
-    cast to f32 would copy and scan for nothing. ``canonical`` says the values came out of a cast (as
-    :func:`~tcpdsl.numerics.scalars.widen` takes it).
+    cast to f32 would copy and scan for nothing. ``canonical`` says the values came out of the RNGD rules (a
+    cast, or for f32 an op that applied them; :func:`~tcpdsl.numerics.scalars.widen` takes it so).
     """
     if frm == to:
         return values

@@ -299,11 +299,11 @@ class Replays:
         proxies = [type(t)._of_flow(t._spec, _leaf(t, _slot_reader(slots, i), None, {})) for i, t in enumerate(tensors)]
         leaves = [p._flow for p in proxies]
         standing = {id(t): p for t, p in zip(tensors, proxies)}
-        built = recording.Log()
+        built, fused = recording.Log(), get_evaluator(FUSED)
         mode, active = MODE.set(None), recording.ACTIVE.set(built)
         try:
             for i, tensor in enumerate(tensors):
-                slots[i] = get_evaluator(FUSED).flow_logical(tensor._flow)
+                slots[i] = fused.flow_logical(tensor._flow)
             result = self.checked(*(standing.get(id(a), a) for a in args),
                                   **{k: standing.get(id(v), v) for k, v in kwargs.items()})
             found = _Recording(tensors, proxies, leaves, slots, result, built)
@@ -318,7 +318,7 @@ class Replays:
         # Built on stand-ins all the same: the writes are carried to the arguments, and the result holds the
         # stand-ins' values, which are the arguments'.
         for i, flow in found.written:
-            tensors[i]._flow = _placed(tensors[i], get_evaluator(FUSED).flow_logical(flow), flow)
+            tensors[i]._flow = _placed(tensors[i], fused.flow_logical(flow), flow)
         return result
 
     def _remember(self, key: tuple[object, ...], found: _Recording | str | None) -> None:
