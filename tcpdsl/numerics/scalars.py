@@ -247,6 +247,14 @@ def _small_extremes(bits: Array, words: _Words, field: int, low: int) -> IntArra
     return _extremes(flat, field, low)
 
 
+def _cells_to_fix(bits: Array, words: _Words, field: int, low: int) -> IntArray:
+    """:func:`_extremes` of ``bits`` (unsigned words, C-contiguous, any shape), by :func:`_small_extremes` when
+    there are few enough of them."""
+    if 0 < bits.size <= _SMALL_SCAN:
+        return _small_extremes(bits, words, field, low)
+    return _extremes(bits.reshape(-1), field, low)
+
+
 def _in_memory_order(x: Array) -> Array | None:
     """A C-contiguous view of the cells of ``x`` in the order they sit in memory, when they fill it
     without gaps or repeats (a transposed view, or a ufunc's result over one); else None. A check or fix
@@ -272,10 +280,7 @@ def flush_f32(x: Array) -> Array:
             return x
         out = np.ascontiguousarray(x, dtype=np.float32).reshape(np.shape(x))  # 0-d stays 0-d
     bits = out.view(_U32)
-    if 0 < bits.size <= _SMALL_SCAN:
-        special = _small_extremes(bits, _WORDS32, 0x7F800000, 0x00800000)
-    else:
-        special = _extremes(bits if bits.ndim else bits.reshape(1), 0x7F800000, 0x00800000)
+    special = _cells_to_fix(bits, _WORDS32, 0x7F800000, 0x00800000)
     if special.size:
         flat = bits.reshape(-1)  # a view of out (contiguous), which the flat indices index
         picked = flat[special]
@@ -315,10 +320,7 @@ def _bf16_blocks(source: Array, dtype: np.dtype[Any], low: int, redo: Callable[[
         # a copy: narrowing checks the output's patterns, and reads the source again only to redo cells.
         out = source.astype(dtype, "C")
         bits = (out if dtype is _BF16 else source).view(_U16)  # widening reads a C-contiguous source
-        if 0 < bits.size <= _SMALL_SCAN:
-            cells = _small_extremes(bits, _WORDS16, 0x7F80, low)
-        else:
-            cells = _extremes(bits.reshape(-1), 0x7F80, low)
+        cells = _cells_to_fix(bits, _WORDS16, 0x7F80, low)
         if cells.size:
             out.reshape(-1)[cells] = redo(source.reshape(-1)[cells])  # a view of out, a copy of a strided source
         return out
