@@ -552,6 +552,49 @@ def test_a_planned_matmul_sums_what_the_einsum_sums(digits: list[tuple[str, int]
     assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
 
 
+# The MLP's gate (examples/transformer/mlp.py): the stream x[H] replicated over the 128 slices that split the
+# weight's L, so the slice digit is a batch digit the stream holds with stride 0.
+GATE: typing.Final = ((0, 1), (0, 2, 1), (0, 2))
+GATE_SIZES: typing.Final = {0: 128, 1: 1024, 2: 24}
+
+
+@pytest.mark.parametrize("integers", [True, False], ids=["integers", "floats"])
+def test_a_stream_replicated_over_the_batch_meets_the_weights_in_one_product(
+        integers: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_matmul(GATE, GATE_SIZES)
+    assert plan is not None and plan.batch
+    weight = (RNG.integers(-8, 8, (3072, 1024)) if integers else RNG.standard_normal((3072, 1024))).astype(np.float32)
+    weight[5] = 0
+    x = (RNG.integers(-8, 8, 1024) if integers else RNG.standard_normal(1024)).astype(np.float32)
+    lhs = np.broadcast_to(x, (128, 1024))  # [slice, H], the slice a replica
+    rhs = weight.reshape(128, 24, 1024)  # [slice, L % 24, H], a view
+    calls: list[tuple[int, int, bool]] = []
+    matmul = np.matmul
+
+    def watched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        calls.append((a.ndim, b.ndim, np.shares_memory(a, weight)))
+        return matmul(a, b)
+
+    monkeypatch.setattr(np, "matmul", watched)
+    got = plan.apply(lhs, rhs)
+    monkeypatch.setattr(np, "matmul", matmul)
+    assert calls == [(2, 2, True)]  # one product, the weights read in place
+    # The bits of W @ x (the model's product), which for integers are also the einsum's.
+    expected = (weight @ x).reshape(128, 24)
+    assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    if integers:
+        assert got.tobytes() == np.einsum(lhs, [0, 1], rhs, [0, 2, 1], [0, 2]).tobytes()
+
+
+def test_a_stream_held_apart_per_batch_stays_a_batched_product() -> None:
+    plan = plan_matmul(GATE, GATE_SIZES)
+    assert plan is not None
+    lhs = RNG.standard_normal((128, 1024)).astype(np.float32)  # a stream of its own on every slice
+    rhs = RNG.standard_normal((128, 24, 1024)).astype(np.float32)
+    got = plan.apply(lhs, rhs)
+    assert got.tobytes() == np.matmul(rhs, lhs[:, :, None])[..., 0].tobytes()
+
+
 def _copied_product(plan: typing.Any, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     """The product by its definition: each operand transposed and copied whole into ``[batch, kept,
     summed]`` (``[batch, summed, kept]``), one ``matmul``, then split and moved into the kept order."""

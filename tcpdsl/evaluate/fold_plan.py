@@ -176,6 +176,12 @@ class Matmul:
     digits that do not merge would otherwise copy the whole operand, while each matrix reaches BLAS
     in place. BLAS sums a product of matrices in the same order whatever their strides (a property
     tests/test_fast_paths.py pins), so the bits are the same.
+
+    A stream that is the same matrix for every batch (replicated over the batch digits: stride 0, as a
+    vector laid on every slice against a weight split over the slices) meets the weights in one product,
+    the batch digits merged into the kept ones where they merge as a view: the shape of ``W @ x``, which
+    BLAS spreads over its threads where a loop of small products would not (docs/runtime.md §3.4). Each
+    sum is still one BLAS product's, though not necessarily the batched loop's bits.
     """
 
     rhs_order: tuple[int, ...]
@@ -185,6 +191,7 @@ class Matmul:
     split: tuple[int, ...] | None  # the product's dimensions cut back into digits
     order: tuple[int, ...] | None  # then moved into the kept order
     batched: _Batched | None = None
+    batch: bool = False  # the product has a batch dimension (the first of both sides)
 
     def apply(self, lhs: Array, rhs: Array) -> Array:
         a = rhs.transpose(self.rhs_order)
@@ -197,7 +204,14 @@ class Matmul:
                 a = a.reshape(self.rhs_shape)
             if self.lhs_shape is not None:
                 b = b.reshape(self.lhs_shape)
-        product: Array = np.matmul(a, b)
+            if self.batch and b.strides[0] == 0 and a.strides[0] == a.shape[1] * a.strides[1]:
+                # One stream for every batch, met in one product (see above).
+                shape = (*a.shape[:2], b.shape[2])
+                return self._arranged(np.matmul(a.reshape(-1, a.shape[2]), b[0]).reshape(shape))
+        return self._arranged(np.matmul(a, b))
+
+    def _arranged(self, product: Array) -> Array:
+        """The product ``[batch, kept, kept]`` cut back into digits and moved into the kept order."""
         if self.split is not None:
             product = product.reshape(self.split)
         return product if self.order is None else product.transpose(self.order)
@@ -245,6 +259,7 @@ def plan_matmul(subscripts: tuple[tuple[int, ...], tuple[int, ...], tuple[int, .
         split=None if all(len(part) == 1 for part in out_groups) else tuple(sizes[d] for d in produced),
         order=None if produced == list(keep) else tuple(produced.index(d) for d in keep),
         batched=batched,
+        batch=bool(batch),
     )
 
 
