@@ -25,7 +25,7 @@ from tcpdsl.evaluate.stream import converted, fused_logical
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed
 from tcpdsl.evaluate.vector_fused import _f32_constant, _folding, _narrowing, _read_vrf, _replicated, _vrf_plan, broadcast_vrf
 from tcpdsl.evaluate.vector_fused import run_pass
-from tcpdsl.numerics import chain, kept, scalars, vector_ops, windows
+from tcpdsl.numerics import chain, kept, moves, scalars, vector_ops, windows
 from tcpdsl.numerics.windows import box_values
 from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import Tensor, terms_of_mapping
@@ -416,6 +416,24 @@ def test_a_relabel_that_replicates_gathers_the_distinct_values_once() -> None:
     values = cast(RNG.integers(-100, 100, 12), "bf16")
     got = relabel(values, terms, m["Dm, E"], m["Dm, E"], logical_terms(m["Dm, E"]), "bf16")
     assert got.shape == (4, 12) and got.strides[0] == 0 and not got.flags.writeable
+
+
+@pytest.mark.parametrize(("dst", "read", "shares"), [
+    (m["E / 4, E % 4, F"], m["E / 4, E % 4, F"], True),  # the same cells regrouped: a view of the values
+    (m["F, E"], m["F, E"], True),  # the same bytes read as [F, E]: a reshape
+    (m["F, E"], m["E, F"], False),  # those bytes read as [E, F]: a transpose, copied into its own order
+])
+def test_a_relabel_reading_every_value_once_is_a_reshape_not_a_gather(dst: typing.Any, read: typing.Any,
+                                                                      shares: bool) -> None:
+    terms = terms_of_mapping(m["E, F"])
+    dst_terms = logical_terms(read)
+    values = cast(RNG.integers(-100, 100, (12, 8)), "bf16")
+    expected = to_terms(lay_out(values, terms, m["E, F"], "bf16")[0], dst, dst_terms)
+    got = relabel(values, terms, m["E, F"], dst, dst_terms, "bf16")
+    assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
+    assert not isinstance(next(reversed(moves._relabellings.values()))[4], tuple)  # planned without an index
+    assert np.shares_memory(got, values) == shares
+    assert not got.flags.writeable if shares else got.flags.c_contiguous
 
 
 WRITES = [

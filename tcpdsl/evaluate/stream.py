@@ -37,7 +37,7 @@ def fused_logical(flow: Flow, name: str) -> Array:
     holding those very values; see :func:`converted`): a whole view of a bf16 one widens them without the
     scan for patterns a cast never leaves, and a pass reads an f32 one without its scan.
     """
-    key, mark = cache_keys(name)
+    key, mark = CACHE_KEYS[name]
     found: Array | None = flow.cache.get(key)
     if found is None:
         start = flow.root
@@ -67,22 +67,22 @@ def fused_logical(flow: Flow, name: str) -> Array:
     return found
 
 
-# Per evaluator name, the cache keys of a flow's or a pass's values and of their mark (built once: every read asks).
-_KEYS: dict[str, tuple[str, str]] = {}
+class _Keys(dict[str, tuple[str, str]]):
+    """Per evaluator name, the keys it keeps a flow's or a pass's values under, and their mark (:func:`converted`):
+    built on the first read, then a plain lookup (every read of a node asks)."""
+
+    def __missing__(self, name: str) -> tuple[str, str]:
+        found = self[name] = (f"{name}:logical", f"{name}:canonical")
+        return found
 
 
-def cache_keys(name: str) -> tuple[str, str]:
-    """The keys the evaluator ``name`` keeps a flow's or a pass's values under, and their mark (:func:`converted`)."""
-    found = _KEYS.get(name)
-    if found is None:
-        found = _KEYS[name] = (f"{name}:logical", f"{name}:canonical")
-    return found
+CACHE_KEYS: Final = _Keys()
 
 
 def kept_as_placed(flow: Flow, values: Array, name: str) -> dict[str, Any]:
     """The cache of a flow without steps that holds ``values``, ``flow``'s values as the evaluator ``name``
     computed them: those values, and their mark when ``flow`` marked them as converted (:func:`converted`)."""
-    key, mark = cache_keys(name)
+    key, mark = CACHE_KEYS[name]
     kept: dict[str, Any] = {key: values}
     if flow.cache.get(mark) is values:
         kept[mark] = values
@@ -96,7 +96,7 @@ def converted(values: Array, flow: object, name: str) -> bool:
     cells are converted; so does that of any view of it, which is what a read that moves no value gives."""
     if not isinstance(flow, (Flow, VectorChain)):
         return False
-    mark: Array | None = flow.cache.get(cache_keys(name)[1])
+    mark: Array | None = flow.cache.get(CACHE_KEYS[name][1])
     if mark is None or values.dtype != mark.dtype:
         return False
     # The arrays that own the memory of each (walked here: a pass asks this of its source and each VRF read).

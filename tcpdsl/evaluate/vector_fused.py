@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tcpdsl.algebra import Digit
-from tcpdsl.evaluate.stream import cache_keys, converted
+from tcpdsl.evaluate.stream import CACHE_KEYS, converted
 from tcpdsl.evaluate.vector_elementwise import PASSIVE, WAY_MOVES, elementwise, flushes, typed_read
 from tcpdsl.numerics.term_arrays import (axes_of, coordinate_array, planned, rearrange, regrouping,
                                          term_coordinates)
@@ -38,7 +38,7 @@ Array = npt.NDArray[Any]
 
 def logical(chain: VectorChain, name: str) -> Array:
     """The pass's values over its last layout's logical terms, kept on the chain per evaluator."""
-    key = cache_keys(name)[0]
+    key = CACHE_KEYS[name][0]
     found: Array | None = chain.cache.get(key)
     if found is None:
         found = chain.cache[key] = run_pass(chain, name)
@@ -86,7 +86,7 @@ def run_pass(chain: VectorChain, name: str) -> Array:
         values = np.array(values)  # the result is an array of its own, never the source
     if plan.clean and values.dtype == np.float32:
         # Marked as the RNGD conversion's output (evaluate/stream.py converted): what reads it needs no scan.
-        chain.cache[cache_keys(name)[1]] = values
+        chain.cache[CACHE_KEYS[name][1]] = values
     return values
 
 

@@ -11,6 +11,7 @@ poisoned, is poisoned. Broadcasts replicate. Values change only by the RNGD cast
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from collections import OrderedDict
 from functools import lru_cache
 from typing import Any, Final
@@ -86,6 +87,13 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
         _relabellings[key] = (src, dst, dst_terms, terms, how)
     if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
+    if isinstance(how, _Nested):  # every value read once, by a reshape then maybe a transpose
+        nested = (distinct(values) if repeated else values).reshape(how.shape)
+        if how.order is None:  # the values themselves, regrouped: a view, read-only
+            read = frozen(nested)
+        else:  # copied in their new order, which what reads them sweeps faster than a strided view
+            read = np.ascontiguousarray(nested.transpose(how.order))
+        return read if read.shape == how.full else np.broadcast_to(read, how.full)
     index, full, ends_read = how
     cells = (distinct(values) if repeated else values).reshape(-1)
     if ends_read:
@@ -96,7 +104,18 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     return gathered if gathered.shape == full else np.broadcast_to(gathered, full)
 
 
-_Relabelling = tuple[IntArray, tuple[int, ...], bool] | None
+@dataclass(frozen=True)
+class _Nested:
+    """A relabelling that reads every value once, in the order of a transpose of the values reshaped to
+    ``shape`` (a permutation of nested digits; None for none), then broadcast to ``full`` along dimensions of
+    size 1."""
+
+    shape: tuple[int, ...]
+    order: tuple[int, ...] | None
+    full: tuple[int, ...]
+
+
+_Relabelling = tuple[IntArray, tuple[int, ...], bool] | _Nested | None
 _RELABELLINGS_LIMIT: Final = 256
 # By the identity of the mappings and the read's terms (and by the shape and repeated dimensions): a kernel
 # called again passes the same objects, which are kept here so that no other object takes their ids while
@@ -136,7 +155,39 @@ def _relabelling(src: StructKey, dst: StructKey, terms: tuple[Digit, ...], dst_t
         if index.shape[k] > 1 and np.array_equal(np.broadcast_to(first, index.shape), index):
             index = first
     ends_read = bool(index.size) and int(index.min()) < 1
+    if not ends_read:
+        nested = _nested(index - 1, full, math.prod(n for k, n in enumerate(shape) if k not in repeated))
+        if nested is not None:
+            return nested
     return frozen(index if ends_read else index - 1), full, ends_read
+
+
+def _nested(index: IntArray, full: tuple[int, ...], count: int) -> _Nested | None:
+    """The :class:`_Nested` read of ``index`` (flat indices into ``count`` values, C order), when its
+    dimensions, taken by their steps through the values, nest without gaps or overlaps from step 1 up to
+    every value once; else None (a gather)."""
+    ndim = index.ndim
+    if index.size != count or int(index[(0,) * ndim]) != 0:
+        return None
+    unit = [tuple(1 if k == d else 0 for k in range(ndim)) for d in range(ndim)]
+    steps = {d: int(index[unit[d]]) for d in range(ndim) if index.shape[d] > 1}
+    by_step = sorted(steps, key=lambda d: -steps[d])
+    expected = 1
+    for d in reversed(by_step):
+        if steps[d] != expected:
+            return None
+        expected *= index.shape[d]
+    affine = np.zeros(index.shape, dtype=np.int64)
+    for d, step in steps.items():
+        affine += (np.arange(index.shape[d]) * step).reshape([-1 if k == d else 1 for k in range(ndim)])
+    if not np.array_equal(affine, index):
+        return None
+    # The values reshaped to the stepped dimensions by decreasing step (then one of size 1 per other
+    # dimension), and each moved to its place.
+    ones = [d for d in range(ndim) if d not in steps]
+    source = by_step + ones
+    order = tuple(source.index(d) for d in range(ndim))
+    return _Nested(tuple(index.shape[d] for d in source), None if order == tuple(range(ndim)) else order, full)
 
 
 def move(source: Buffer, src: Mapping, dst: Mapping, terms: tuple[Digit, ...], dtype: str) -> Buffer:
