@@ -36,7 +36,7 @@ TOKENS = 3  # the inputs the steps cycle through: no step gets the token of the 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=30)  # a step takes milliseconds: 30 rounds steady the median
     rounds = parser.parse_args().rounds
     sizes = model.REFERENCE
     rng = np.random.default_rng(0)
