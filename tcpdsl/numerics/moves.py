@@ -67,7 +67,8 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
 
     The cells move the same way for every call of a kernel, so the move is planned once as a gather
     over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
-    there, poison or 0. A term the read replicates (every index along it reads the same value) is
+    there, poison or 0. A read of every value once in a nested order needs no index: it is a reshape
+    of the values (a read-only view), or a reshape then a transpose (copied in C order). A term the read replicates (every index along it reads the same value) is
     gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
     Values that repeat along a dimension (a broadcast, of stride 0) are read from their distinct
     values, so that neither the read nor a replicated result costs their repeats.
@@ -91,7 +92,7 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
         nested = (distinct(values) if repeated else values).reshape(how.shape)
         if how.order is None:  # the values themselves, regrouped: a view, read-only
             read = frozen(nested)
-        else:  # copied in their new order, which what reads them sweeps faster than a strided view
+        else:  # copied into their new order: the ops that read them run faster on it than on a strided view
             read = np.ascontiguousarray(nested.transpose(how.order))
         return read if read.shape == how.full else np.broadcast_to(read, how.full)
     index, full, ends_read = how
