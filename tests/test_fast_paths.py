@@ -604,6 +604,23 @@ def test_a_stream_replicated_over_the_batch_meets_the_weights_in_one_product(
         assert got.tobytes() == np.einsum(lhs, [0, 1], rhs, [0, 2, 1], [0, 2]).tobytes()
 
 
+@settings(max_examples=100)
+@given(st.lists(st.tuples(st.sampled_from(ROLES), st.integers(2, 4)), min_size=1, max_size=5), st.randoms())
+def test_a_stream_replicated_over_its_batch_digits_sums_what_the_einsum_sums(
+        digits: list[tuple[str, int]], shuffle: typing.Any) -> None:
+    lsubs, rsubs, keep, sizes, roles = _subscripts([("batch", 3), ("summed", 5), *digits], shuffle)
+    plan = plan_matmul((tuple(lsubs), tuple(rsubs), tuple(keep)), sizes)
+    assert plan is not None
+    # The stream the same along every batch digit (stride 0 there), the weights in shuffled memory orders.
+    lhs = RNG.integers(-8, 8, [1 if roles[k] == "batch" else sizes[k] for k in lsubs]).astype(np.float32)
+    lhs = np.broadcast_to(lhs, [sizes[k] for k in lsubs])
+    rhs = RNG.integers(-8, 8, [sizes[k] for k in rsubs]).astype(np.float32)
+    rhs = _laid_out(rhs, shuffle.sample(range(rhs.ndim), rhs.ndim))
+    expected = np.einsum(lhs, lsubs, rhs, rsubs, keep)  # small integers: exact in any order
+    got = plan.apply(lhs, rhs)
+    assert got.shape == expected.shape and got.tobytes() == np.ascontiguousarray(expected).tobytes()
+
+
 def test_a_stream_held_apart_per_batch_stays_a_batched_product() -> None:
     plan = plan_matmul(GATE, GATE_SIZES)
     assert plan is not None
