@@ -436,6 +436,32 @@ def test_a_relabel_reading_every_value_once_is_a_reshape_not_a_gather(dst: typin
     assert not got.flags.writeable if shares else got.flags.c_contiguous
 
 
+def _read_nested(values: np.ndarray, plan: typing.Any) -> np.ndarray:
+    """What relabel reads through a nested plan: the values reshaped, then transposed when it says so."""
+    nested = values.reshape(plan.shape)
+    return nested if plan.order is None else nested.transpose(plan.order)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.randoms())
+def test_a_nested_read_is_found_for_every_transpose_and_reads_what_the_index_reads(
+        shape: list[int], shuffle: typing.Any) -> None:
+    count = math.prod(shape)
+    values = np.arange(100, 100 + count)
+    order = shuffle.sample(range(len(shape)), len(shape))
+    index = np.arange(count).reshape(shape).transpose(order)
+    plan = moves._nested(index, index.shape, count)
+    assert plan is not None
+    assert np.array_equal(_read_nested(values, plan), values[index])
+    # Any other index: no plan, or one that reads what the index reads.
+    scrambled = np.array(shuffle.sample(range(count), count)).reshape(index.shape)
+    other = moves._nested(scrambled, scrambled.shape, count)
+    assert other is None or np.array_equal(_read_nested(values, other), values[scrambled])
+    # An index that leaves a value out, or reads one twice, is never nested.
+    if count > 1:
+        assert moves._nested(np.minimum(index, count - 2), index.shape, count) is None
+
+
 WRITES = [
     # (parent mapping, new mapping, new terms, offset, whether an element changes): a row of a table, a
     # padded row, a row into the parent's padding (no element changes), a window across rows
