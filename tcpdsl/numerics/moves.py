@@ -88,21 +88,22 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
         _relabellings[key] = (src, dst, dst_terms, terms, how)
     if how is None:  # every element stays where it is: the values themselves, read-only
         return frozen(values.view())
+    held = distinct(values) if repeated else values
     if isinstance(how, _Nested):  # every value read once, by a reshape then maybe a transpose
-        nested = (distinct(values) if repeated else values).reshape(how.shape)
+        nested, full = held.reshape(how.shape), how.full
         if how.order is None:  # the values themselves, regrouped: a view, read-only
             read = frozen(nested)
         else:  # copied into their new order: the ops that read them run faster on it than on a strided view
             read = np.ascontiguousarray(nested.transpose(how.order))
-        return read if read.shape == how.full else np.broadcast_to(read, how.full)
-    index, full, ends_read = how
-    cells = (distinct(values) if repeated else values).reshape(-1)
-    if ends_read:
-        ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
-        gathered = np.concatenate([ends[:1], cells, ends[1:]])[index]
-    else:  # every element reads a value (the index is shifted down by one to read them in place)
-        gathered = cells[index]
-    return gathered if gathered.shape == full else np.broadcast_to(gathered, full)
+    else:
+        index, full, ends_read = how
+        cells = held.reshape(-1)
+        if ends_read:
+            ends = np.array([0, poison(dtype)], dtype=values.dtype)  # index 0 reads 0, index -1 reads poison
+            read = np.concatenate([ends[:1], cells, ends[1:]])[index]
+        else:  # every element reads a value (the index is shifted down by one to read them in place)
+            read = cells[index]
+    return read if read.shape == full else np.broadcast_to(read, full)
 
 
 @dataclass(frozen=True)
