@@ -31,7 +31,7 @@ from tcpdsl.numerics.kept import derived, freeze
 from tcpdsl.numerics.logical import Tensor, terms_of_mapping
 from tcpdsl.numerics.moves import convert, lay_out, relabel, write_window, written
 from tcpdsl.numerics.chain import _widened
-from tcpdsl.numerics.flow import Flow, Root, Step
+from tcpdsl.numerics.flow import Flow, Root, Step, Window, Written
 from tcpdsl.numerics.scalars import _extremes, cast, has_special_f32
 from tcpdsl.numerics.scalars import widen as widen_values
 from tcpdsl.numerics.term_arrays import rearrange, term_coordinates
@@ -1008,6 +1008,39 @@ def test_a_whole_view_of_a_cast_stream_widens_it_as_the_scan_would(cast_first: b
     got = fused_logical(view, "fused")
     assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
 
+@pytest.mark.parametrize("kind", ["window", "written"])
+@pytest.mark.parametrize("cast_first", [True, False])
+def test_a_window_of_a_cast_stream_and_a_write_of_one_widen_as_the_scan_would(
+        kind: str, cast_first: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    mapping = m["Dm, E"]
+    terms = logical_terms(mapping)
+    cells = np.resize(np.array(SPECIAL_BITS, dtype=np.uint32), 48).reshape(4, 12)
+
+    def stream(bits: np.ndarray) -> Flow:
+        if cast_first:  # f32 data cast to bf16 by a step: what is read of it left no pattern to fix
+            data = bits.view(np.float32)
+            return Flow(Root(mapping, "f32", terms, (), lambda name: data)).then(Step("commit", mapping, "bf16"))
+        patterns = (bits >> 16).astype(np.uint16).view(tcp.bf16.numpy)  # as given: subnormals, NaN payloads
+        return Flow(Root(mapping, "bf16", terms, (), lambda name: patterns))
+
+    parent, written = stream(cells), stream(cells[:, ::-1].copy())
+
+    def values(name: str) -> np.ndarray:  # cells copied from the flows, as a window read or a write gives them
+        out = np.array(fused_logical(parent, name))
+        if kind == "written":
+            out[1:3] = fused_logical(written, name)[1:3]
+        return out[::-1] if kind == "window" else out  # a window: the cells moved, here to other rows
+
+    source = Window(parent, 12, 2) if kind == "window" else Written(parent, written, 12, 0)
+    root = Root(mapping, "bf16", terms, (), values, source=source)
+    view = Flow(root).then(Step("fetch", mapping, "f32"))
+    expected = widen_values(values("fused"), "bf16")  # with the scan, as defined
+    if cast_first:
+        monkeypatch.setattr(scalars, "_widen_bf16", None)  # the scan is skipped
+    got = fused_logical(view, "fused")
+    assert got.dtype == expected.dtype and got.tobytes() == expected.tobytes()
+
+
 def test_a_replicated_stream_no_step_changes_is_the_roots_own_array() -> None:
     mapping = m["Dm, E"]
     replicated = np.broadcast_to(np.arange(12, dtype=np.float32), (4, 12))
@@ -1215,7 +1248,7 @@ def test_a_step_filled_field_by_field_is_the_step_its_constructor_builds() -> No
 
 
 def test_a_record_filled_without_its_init_is_the_record_its_constructor_builds() -> None:
-    from tcpdsl.numerics.flow import Flow, Root, Step
+    from tcpdsl.numerics.flow import Flow, Root, Step, Window, Written
     from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain
     from tcpdsl.tensors.filled import filled
     from tcpdsl.verify.stage import Stage

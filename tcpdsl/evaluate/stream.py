@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.memory import Refusing
-from tcpdsl.numerics.flow import Buffer, Flow, Step
+from tcpdsl.numerics.flow import Buffer, Flow, Step, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
@@ -49,8 +49,15 @@ def fused_logical(flow: Flow, name: str) -> Array:
             canonical = source.cache.get(mark) is root
         else:
             root = start.logical(name)
-            # A pass's result read as it is (its values, or a view of them) keeps the pass's mark.
-            canonical = type(source) is VectorChain and converted(root, source, name)
+            if type(source) is VectorChain:  # a pass's result read as it is (or a view of it) keeps its mark
+                canonical = converted(root, source, name)
+            elif type(source) is Window:
+                canonical = source.parent.dtype == start.dtype and _marked(source.parent, key, mark)
+            elif type(source) is Written:
+                canonical = (source.parent.dtype == start.dtype == source.written.dtype
+                             and _marked(source.parent, key, mark) and _marked(source.written, key, mark))
+            else:
+                canonical = False
         values, dtype = root, start.dtype
         for step in flow.changes():  # most steps only move cells: nothing to compute for them
             if values is root and 0 in root.strides:
@@ -65,6 +72,14 @@ def fused_logical(flow: Flow, name: str) -> Array:
         if canonical and dtype in ("bf16", "f32"):
             flow.cache[mark] = found
     return found
+
+
+def _marked(flow: Flow, key: str, mark: str) -> bool:
+    """Whether ``flow``'s values, computed under ``key``, are marked as converted under ``mark``. A window's cells,
+    and a tensor's with a window's cells written in, are cells of such values, moved and not changed (a window
+    reads padding as 0 or the canonical NaN): converted when every flow they come from was."""
+    values = flow.cache.get(key)
+    return values is not None and flow.cache.get(mark) is values
 
 
 class _Keys(dict[str, tuple[str, str]]):
