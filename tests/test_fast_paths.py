@@ -89,6 +89,42 @@ def test_a_fold_of_wide_rows_row_by_row_has_the_bits_of_the_step_by_step_fold(op
         assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
 
 
+# Addends of a sum: exponents from just below 2**-102 (the smallest an addend may have for every partial sum to be
+# normal) up, signed zeros, infinities and NaN; cancelling pairs make partial sums far smaller than their addends.
+ADDENDS = st.one_of(st.sampled_from([0.0, -0.0, np.inf, -np.inf, np.nan, 2.0**-102, -(2.0**-102)]),
+                    st.builds(lambda sign, exponent, mantissa: sign * math.ldexp(1 + mantissa / 2**23, exponent),
+                              st.sampled_from([1.0, -1.0]), st.integers(-104, 20), st.integers(0, 2**23 - 1)))
+
+
+@settings(max_examples=150)
+@given(st.lists(ADDENDS, min_size=6, max_size=6), st.integers(2, 40), st.sampled_from([(0, 1, 2), (1, 2, 0), (2, 0, 1)]))
+def test_a_sum_of_wide_rows_by_numpys_reduce_has_the_bits_of_the_step_by_step_fold(
+        addends: list[float], rows: int, order: tuple[int, ...]) -> None:
+    # Rows of 2 x 160 cells, each addend and its negation somewhere in every row, in three memory orders (rows
+    # innermost in one: numpy would sum them pairwise, in another order, from 9 of them on).
+    cells = np.array(addends + [-a for a in addends], dtype=np.float32)
+    block = np.resize(cells, (rows, 2, 160)) * np.float32(1.0 + 2.0**-20) ** np.arange(rows, dtype=np.float32)[
+        :, None, None]
+    data = np.ascontiguousarray(block.transpose(order)).transpose(np.argsort(order))  # the same cells, laid out
+    got, expected = reduce_fold(InterSliceReduceOpF32.ADD, data, 0), _step_by_step(InterSliceReduceOpF32.ADD, data, 0)
+    assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
+
+
+def test_a_sum_takes_numpys_reduce_only_without_small_addends(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first two rows sum to 2**-133, subnormal: the step-by-step fold flushes that partial sum to zero, so the
+    # sum ends at 2**-126; without the flush it would end at 2**-126 + 2**-133.
+    rows = np.full((3, 2, 320), 2.0**-126, dtype=np.float32)
+    rows[0] += np.float32(2.0**-133)
+    rows[1] = -rows[1]
+    expected = _step_by_step(InterSliceReduceOpF32.ADD, rows, 0)
+    assert (expected == np.float32(2.0**-126)).all() and (np.add.reduce(rows, axis=0) != expected).all()
+    assert reduce_fold(InterSliceReduceOpF32.ADD, rows, 0).tobytes() == expected.tobytes()
+    normal = np.resize(np.array([1.5, -1.5, 3.0, 0.0, -0.0, 2.0**-102], dtype=np.float32), (4, 2, 320))
+    monkeypatch.setattr(vector_ops, "_partials", None)  # no small addend: not folded row by row
+    assert (reduce_fold(InterSliceReduceOpF32.ADD, normal, 0).tobytes()
+            == _step_by_step(InterSliceReduceOpF32.ADD, normal, 0).tobytes())
+
+
 def test_casts_and_pass_ops_quiet_the_flags_of_the_values_their_rules_define_and_restore_the_callers_state() -> None:
     # Overflowing products and sums, NaN and infinities: each would raise under the caller's state if the
     # functions did not set their own around the work.

@@ -425,6 +425,29 @@ def _narrow_rows(values: Array) -> bool:
     return values.ndim > 1 and values.shape[0] > 1 and values.shape[0] < values.size < values.shape[0] * _WIDE_ROWS
 
 
+# An addend of a smaller magnitude (but not 0) may make a partial sum subnormal: 2**-102, as f32 bits.
+_SMALLEST_ADDEND: Final = np.uint32(0x0C800000)
+
+
+def _wide_sum_in_order(values: Array) -> bool:
+    """Whether ``values`` folds along its first axis in rows of at least :data:`_WIDE_ROWS` cells (which the fold
+    otherwise runs a row at a time), more than one of them, and another axis lies closer together in memory than
+    the first: numpy's reduce then runs its inner loop along that axis and adds whole rows in index order, where
+    along the innermost axis it would sum pairwise."""
+    if values.ndim < 2 or values.shape[0] < 2 or values.size < values.shape[0] * _WIDE_ROWS:
+        return False
+    first = abs(values.strides[0])
+    return any(abs(stride) < first for n, stride in zip(values.shape[1:], values.strides[1:]) if n > 1)
+
+
+def _no_small_addend(values: Array) -> bool:
+    """Whether every cell of the f32 ``values`` is a zero, at least 2**-102 in magnitude, an infinity or NaN. On the
+    magnitude less one a zero wraps round to the top, so the smallest says it in one pass."""
+    magnitude = np.bitwise_and(values.view(np.uint32), ~_SIGN)
+    np.subtract(magnitude, np.uint32(1), out=magnitude)
+    return bool(np.minimum.reduce(magnitude, axis=None) >= _SMALLEST_ADDEND - 1)
+
+
 def _partials(function: Any, start: Array, values: Array) -> Array:
     """``start`` then each partial result of folding ``values`` along its first axis in index order, as
     ``function.accumulate`` gives them (each row one rounded op on the row before)."""
@@ -476,6 +499,11 @@ def fold(op: ReduceOp, x: object, axis: int, clean: bool) -> Array:
         # nothing. numpy adds the rows of a C-ordered array one at a time, in order, into the running row
         # (pairwise summation runs only along the axis contiguous in memory): the sequential fold's bits.
         return f32(np.add.reduce(np.ascontiguousarray(values), axis=0, initial=_PLUS_ZERO))
+    if name == "Add" and f32_fold and _wide_sum_in_order(values) and _no_small_addend(values):
+        # Every partial sum is a multiple of 2**-125 (docs/runtime.md §3.9, "Sums without small addends"): none is
+        # subnormal, so the per-step rules change nothing the rules on the result do not. numpy adds each row into
+        # the running row in index order when the reduced axis is not the innermost in memory.
+        return f32(np.add.reduce(values, axis=0, initial=_PLUS_ZERO))
     acc = np.full(values.shape[1:], identity(op))
     if values.shape[0] and f32_fold and name in _ACCUMULATES:
         partial = _partials(_ACCUMULATES[name], acc, values)
