@@ -247,6 +247,17 @@ def test_f8_widening_is_exact_for_every_bit_pattern(cls: type[Scalar]) -> None:
     np.testing.assert_array_equal(got.view(np.uint32), expected.reshape(16, 16)[:, ::2].view(np.uint32))
 
 
+@pytest.mark.parametrize("cls", [f8e4m3, f8e5m2])
+def test_f8_widening_of_more_than_a_block_looks_up_every_pattern(cls: type[Scalar]) -> None:
+    # Longer than a block (the table is read a block at a time), in a 3-D shape and strided: every cell widened
+    # exactly, the partial last block included.
+    patterns = np.random.default_rng(7).integers(0, 256, size=(2, 3, _BLOCK // 3 + 11), dtype=np.uint8)
+    for stored in (patterns.view(cls.numpy), patterns.view(cls.numpy)[:, :, ::2]):
+        got = widen(stored, cls)
+        assert got.dtype == np.float32 and got.shape == stored.shape
+        np.testing.assert_array_equal(got.view(np.uint32), stored.astype(np.float32).view(np.uint32))
+
+
 def test_widening_cast_values_needs_no_fixing() -> None:
     # Every kind of f32 (subnormals, NaNs with payloads, infinities) narrowed by cast: widening the
     # result by plain conversion gives the same bits as the full widening rule.

@@ -519,11 +519,24 @@ def widen(array: npt.ArrayLike, frm: ScalarLike, *, canonical: bool = False) -> 
     if source is f32:
         return flush_f32(src.astype(np.float32))
     if src.dtype == source.numpy:
-        return np.asarray(_F8_TABLES[source.name].take(src.view(np.uint8)))  # take makes a 0-d index a scalar
+        return _looked_up(_F8_TABLES[source.name], src.view(np.uint8))
     return src.astype(source.numpy).astype(np.float32)
 
 
 _F8_TABLES: Final = {kind.name: _f8_table(kind.numpy) for kind in (f8e4m3, f8e5m2)}
+
+
+def _looked_up(table: Array, patterns: Array) -> Array:
+    """``table`` at each 8-bit pattern, laid out as ``patterns``. ``take`` first copies its indices as 8-byte
+    integers: a block at a time, that copy stays one block's size and its memory is reused, where a whole weight's
+    would be a new array eight times the patterns' size, every page of it faulted in on first touch."""
+    if patterns.size <= _BLOCK:
+        return np.asarray(table.take(patterns))  # take makes a 0-d index a scalar
+    flat = patterns.reshape(-1)
+    out = np.empty(flat.size, dtype=table.dtype)
+    for start in range(0, flat.size, _BLOCK):
+        table.take(flat[start:start + _BLOCK], out=out[start:start + _BLOCK])
+    return out.reshape(patterns.shape)
 
 
 def poison(dtype: ScalarLike) -> Any:
