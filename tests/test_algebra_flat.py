@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from tcpdsl.algebra import Digit, PaddingKind, Slot, cell_at, parse, slots_of
+from tcpdsl.algebra import flat
+from tcpdsl.algebra.caches import clear_caches
 from tcpdsl.algebra.flat import MAX_CELLS, flat_form, read_form
 
 
@@ -188,3 +192,31 @@ def test_a_piece_striding_an_innermost_broadcast_reads_the_fewest_of_its_values(
         assert m.normalize().text == canonical, text
         again = parse(canonical, {"A": 4})
         assert [cell_at(m, i) for i in range(m.size)] == [cell_at(again, i) for i in range(again.size)], text
+
+
+def test_pieces_of_one_digit_operands_read_as_digits_give_the_form_their_cells_give(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The generated expressions of the algebra sweep, normalised with pieces of one-digit operands written as
+    # digits and again with every form read off its cells: the same canonical structure, so spellings meet alike.
+    from test_algebra_sweep import expression, flat_expression
+
+    rng = random.Random(23)
+    mappings = [expression(rng) for _ in range(1500)] + [flat_expression(rng) for _ in range(1500)]
+    mappings += [parse(text, {"L": 3072, "H": 1024, "T": 8}) for text in ("L / 8 % 3, H", "T, L / 8 % 3", "L % 8, L / 24")]
+    taken = []
+    original = flat._pieces_as_digits
+
+    def counted(slots: flat.Slots) -> flat.Slots | None:
+        found = original(slots)
+        taken.append(found is not None)
+        return found
+
+    clear_caches()
+    monkeypatch.setattr(flat, "_pieces_as_digits", counted)
+    fast = [m.normalize() for m in mappings]
+    clear_caches()
+    monkeypatch.setattr(flat, "_pieces_as_digits", lambda slots: None)
+    by_cells = [m.normalize() for m in mappings]
+    clear_caches()
+    assert sum(taken) >= 50  # the pieces' digits were read without their cells that often
+    assert [f for f, c in zip(fast, by_cells) if not f.same_structure(c)] == []

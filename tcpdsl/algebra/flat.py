@@ -13,7 +13,7 @@ from __future__ import annotations
 from tcpdsl.algebra.caches import memo
 from tcpdsl.algebra.cells import Cell, Index, Pad, PaddingKind
 from tcpdsl.algebra.decode import decode
-from tcpdsl.algebra.slots import Bcast, Composite, Digit, Slot, Slots, simplify, size_of, spelt_padded
+from tcpdsl.algebra.slots import Bcast, Composite, Digit, Operand, Slot, Slots, simplify, size_of, spelt_padded
 
 # Reading every cell costs time linear in the size; larger forms keep their operands.
 MAX_CELLS = 4096
@@ -25,7 +25,43 @@ def flat_form(slots: Slots) -> Slots | None:
     size = size_of(slots)
     if size > MAX_CELLS:
         return None
+    plain = _pieces_as_digits(slots)
+    if plain is not None:
+        flat = simplify(plain)
+        return None if any(spelt_padded(slot.live) for slot in flat) else flat
     return _from_cells(_Cells(slots, 1), size)
+
+
+def _pieces_as_digits(slots: Slots) -> Slots | None:
+    """``slots`` with every piece of an operand that is one unpadded digit written as the digit its values read:
+    value ``d`` of a piece of stride ``s`` reads the operand's position ``d·s``, which holds ``d·s·t`` of the
+    digit's axis (stride ``t``). The cells are then those of plain digits, found without reading them. None when
+    any other operand is left, or a position or coordinate could run past its end (which the cells decide)."""
+    reach: dict[Operand, int] = {}
+    tops: dict[str, int] = {}
+    out: list[Slot] = []
+    for slot in slots:
+        live = slot.live
+        if slot.shared is not None:
+            return None
+        if isinstance(live, Composite):
+            inner = live.operand.slots
+            own = inner[0] if len(inner) == 1 else None
+            if own is None or own.shared is not None or not isinstance(own.live, Digit) or own.count != own.extent:
+                return None
+            reach[live.operand] = reach.get(live.operand, 0) + (live.count - 1) * live.stride
+            live = Digit(own.live.axis, own.live.n, own.live.stride * live.stride, live.count, own.live.live)
+            slot = Slot(live, slot.extent, slot.kind)
+        if isinstance(live, Digit):
+            if live.live:
+                return None
+            tops[live.axis] = tops.get(live.axis, 0) + (live.count - 1) * live.stride
+            if tops[live.axis] >= live.n:
+                return None
+        out.append(slot)
+    if not reach or any(top >= operand.size for operand, top in reach.items()):
+        return None
+    return tuple(out)
 
 
 @memo(maxsize=16384)
