@@ -110,6 +110,17 @@ def test_a_sum_of_wide_rows_by_numpys_reduce_has_the_bits_of_the_step_by_step_fo
     assert got.shape == expected.shape and got.tobytes() == expected.tobytes()
 
 
+def test_a_sum_of_rows_innermost_in_memory_beside_a_repeating_axis_keeps_the_fold_order() -> None:
+    # The rows lie closest together in memory, next to an axis of stride 0 (a broadcast): numpy would sum the rows
+    # pairwise, and 1 + 15 x 2**-24 in pairs is not 1 + 2**-24 fifteen times.
+    rows = np.full((3, 16), 2.0**-24, np.float32)
+    rows[:, 0] = 1.0
+    for data in (np.broadcast_to(rows.T[:, None, :], (16, 300, 3)), np.broadcast_to(rows[0][:, None], (16, 300))):
+        expected = _step_by_step(InterSliceReduceOpF32.ADD, data, 0)
+        assert (expected == 1.0).all()
+        assert reduce_fold(InterSliceReduceOpF32.ADD, data, 0).tobytes() == expected.tobytes()
+
+
 def test_a_sum_takes_numpys_reduce_only_without_small_addends(monkeypatch: pytest.MonkeyPatch) -> None:
     # The first two rows sum to 2**-133, subnormal: the step-by-step fold flushes that partial sum to zero, so the
     # sum ends at 2**-126; without the flush it would end at 2**-126 + 2**-133.

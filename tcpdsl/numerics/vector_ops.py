@@ -431,10 +431,11 @@ _SMALLEST_ADDEND: Final = np.uint32(0x0C800000)
 
 def _wide_sum_in_order(values: Array) -> bool:
     """Whether ``values`` folds along its first axis in rows of at least :data:`_WIDE_ROWS` cells (which the fold
-    otherwise runs a row at a time), more than one of them, and another axis lies closer together in memory than
-    the first: numpy's reduce then runs its inner loop along that axis and adds whole rows in index order, where
-    along the innermost axis it would sum pairwise."""
-    if values.ndim < 2 or values.shape[0] < 2 or values.size < values.shape[0] * _WIDE_ROWS:
+    otherwise runs a row at a time), more than one of them, no axis repeats its cells (stride 0), and another axis
+    lies closer together in memory than the first: numpy's reduce then runs its inner loop along that axis and adds
+    whole rows in index order, where along the innermost axis it would sum pairwise. A repeating axis is left out
+    of that order, which would then run along the rows again."""
+    if values.ndim < 2 or values.shape[0] < 2 or values.size < values.shape[0] * _WIDE_ROWS or 0 in values.strides:
         return False
     first = abs(values.strides[0])
     return any(abs(stride) < first for n, stride in zip(values.shape[1:], values.strides[1:]) if n > 1)
