@@ -7,6 +7,7 @@ import random
 import pytest
 
 from tcpdsl.algebra import Digit, PaddingKind, Slot, cell_at, parse, slots_of
+from tcpdsl.algebra.slots import Composite, Operand, size_of
 from tcpdsl.algebra import flat
 from tcpdsl.algebra.caches import clear_caches
 from tcpdsl.algebra.flat import MAX_CELLS, flat_form, read_form
@@ -220,3 +221,14 @@ def test_pieces_of_one_digit_operands_read_as_digits_give_the_form_their_cells_g
     clear_caches()
     assert sum(taken) >= 50  # the pieces' digits were read without their cells that often
     assert [f for f, c in zip(fast, by_cells) if not f.same_structure(c)] == []
+
+
+def test_a_piece_of_one_value_over_padding_is_left_to_the_cells() -> None:
+    # Value 0 of B, then Zero padding: the cells merge it into the digit of A below it, as A #{0} 12; the piece
+    # written as a digit of one value would stay a slot of its own.
+    operand = Operand((Slot(Digit("B", 3, 1, 3), 3),), 0)
+    slots = (Slot(Digit("A", 6, 1, 6), 6), Slot(Composite(operand, 1, 1), 2, PaddingKind.ZERO))
+    assert flat._pieces_as_digits(slots) is None
+    clear_caches()
+    assert flat_form(slots) == flat._from_cells(flat._Cells(slots, 1), size_of(slots)) == (
+        Slot(Digit("A", 6, 1, 6), 12, PaddingKind.ZERO),)

@@ -36,7 +36,8 @@ def _pieces_as_digits(slots: Slots) -> Slots | None:
     """``slots`` with every piece of an operand that is one unpadded digit written as the digit its values read:
     value ``d`` of a piece of stride ``s`` reads the operand's position ``d·s``, which holds ``d·s·t`` of the
     digit's axis (stride ``t``). The cells are then those of plain digits, found without reading them. None when
-    any other operand is left, or a position or coordinate could run past its end (which the cells decide)."""
+    any other operand is left, a slot holds a single value, or a position or coordinate could run past its end
+    (which the cells decide)."""
     reach: dict[Operand, int] = {}
     tops: dict[str, int] = {}
     out: list[Slot] = []
@@ -52,6 +53,8 @@ def _pieces_as_digits(slots: Slots) -> Slots | None:
             reach[live.operand] = reach.get(live.operand, 0) + (live.count - 1) * live.stride
             live = Digit(own.live.axis, own.live.n, own.live.stride * live.stride, live.count, own.live.live)
             slot = Slot(live, slot.extent, slot.kind)
+        if slot.count == 1:
+            return None  # one value and padding, or padding alone: the cells may merge it into the slot below
         if isinstance(live, Digit):
             if live.live:
                 return None
