@@ -94,12 +94,12 @@ def _signature(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[tuple[obj
     neither a memory tensor nor a plain value."""
     key: list[object] = [tuple(kwargs)]
     tensors: list[FlowTensor] = []
+    places: dict[int, int] = {}  # id of each distinct tensor argument -> its place among them
     for value in (*args, *kwargs.values()):
         kind = type(value)
         if kind in _MEMORY:
-            index = next((i for i, t in enumerate(tensors) if t is value), None)
-            if index is None:
-                index = len(tensors)
+            index = places.setdefault(id(value), len(tensors))
+            if index == len(tensors):
                 tensors.append(value)
             root = value._flow.root
             # One spec per composed type, and the terms the values are held over (they decide how the evaluator
