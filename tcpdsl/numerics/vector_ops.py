@@ -399,16 +399,21 @@ _ACCUMULATES: Final[dict[str, Any]] = {"Add": np.add, "Mul": np.multiply}
 _PICKS: Final[dict[str, Any]] = {"Max": np.fmax, "Min": np.fmin}
 
 
-def _subnormal(x: Array, *, in_place: bool = False) -> bool:
-    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field; ``in_place`` lets the
-    scan work in ``x`` itself (a buffer of the caller's own, whose values it then no longer needs).
-
-    On the magnitude (the bits without the sign) less one, a zero wraps round to the top and the
-    subnormals are exactly the values below the smallest normal's: two passes in place find them."""
+def _least_magnitude(x: Array, *, in_place: bool = False) -> int:
+    """The smallest nonzero magnitude (the bits without the sign) among the cells of the f32 array ``x``, less
+    one, as an unsigned word: on the magnitude less one a zero wraps round to the top, so two passes and a
+    reduce find it (the top for an array of zeros, or none). ``in_place`` lets the passes work in ``x`` itself (a
+    buffer of the caller's own, whose values it then no longer needs)."""
     bits = x.view(np.uint32)
     magnitude = np.bitwise_and(bits, ~_SIGN, out=bits if in_place else None)
     np.subtract(magnitude, np.uint32(1), out=magnitude)
-    return bool(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL) < _LAST_SUBNORMAL)
+    return int(np.minimum.reduce(magnitude, axis=None, initial=_NO_CELL))
+
+
+def _subnormal(x: Array, *, in_place: bool = False) -> bool:
+    """Whether any cell of the f32 array ``x`` is a nonzero with a zero exponent field: the subnormals are
+    exactly the magnitudes below the smallest normal's. ``in_place`` as for :func:`_least_magnitude`."""
+    return bool(_least_magnitude(x, in_place=in_place) < _LAST_SUBNORMAL)
 
 
 # Rows of at least this many cells are folded a row at a time: along the first axis of a wide array,
@@ -442,11 +447,8 @@ def _wide_sum_in_order(values: Array) -> bool:
 
 
 def _no_small_addend(values: Array) -> bool:
-    """Whether every cell of the f32 ``values`` is a zero, at least 2**-102 in magnitude, an infinity or NaN. On the
-    magnitude less one a zero wraps round to the top, so the smallest says it in one pass."""
-    magnitude = np.bitwise_and(values.view(np.uint32), ~_SIGN)
-    np.subtract(magnitude, np.uint32(1), out=magnitude)
-    return bool(np.minimum.reduce(magnitude, axis=None) >= _SMALLEST_ADDEND - 1)
+    """Whether every cell of the f32 ``values`` is a zero, at least 2**-102 in magnitude, an infinity or NaN."""
+    return bool(_least_magnitude(values) >= _SMALLEST_ADDEND - 1)
 
 
 def _partials(function: Any, start: Array, values: Array) -> Array:
