@@ -27,9 +27,15 @@ def flat_form(slots: Slots) -> Slots | None:
         return None
     plain = _pieces_as_digits(slots)
     if plain is not None:
-        flat = simplify(plain)
-        return None if any(spelt_padded(slot.live) for slot in flat) else flat
+        return _written(plain)
     return _from_cells(_Cells(slots, 1), size)
+
+
+def _written(plain: Slots) -> Slots | None:
+    """Plain slots holding a form's cells, simplified; None when a digit's text pads with a kind the cells cannot
+    tell (docs/mapping-language.md §1.8)."""
+    flat = simplify(plain)
+    return None if any(spelt_padded(slot.live) for slot in flat) else flat
 
 
 def _pieces_as_digits(slots: Slots) -> Slots | None:
@@ -128,10 +134,7 @@ def _from_cells(cells: _Cells, count: int) -> Slots | None:
         grid = grid[::found.extent]
     if cells.at(0) != Index():
         return None
-    flat = simplify(tuple(out))
-    if any(spelt_padded(slot.live) for slot in flat):
-        return None  # its text pads with a kind the cells cannot tell (docs/mapping-language.md §1.8)
-    return flat  # each slot was checked against every cell it spans, and simplify keeps cells
+    return _written(tuple(out))  # each slot was checked against every cell it spans, and simplify keeps cells
 
 
 def _slot(cells: _Cells, grid: list[int], e: int) -> Slot | None:
