@@ -130,11 +130,11 @@ def carry(old: Array, new: Array, part: Callable[[Array], Array]) -> None:
         value = found[1][where]
         if _alone(value):
             del found[1][where], recipes[where]  # moved: a KV cache's widened form is not copied every step
-            _writeable(value, True)
+            _thaw(value)
         else:
             value = np.array(value)  # a copy of its own, a broadcast one spread out
         part(value)[...] = compute(part(new), *args, **options)
-        _writeable(value, False)
+        freeze(value)
         into[1][(*fresh, where[-1])] = value
         _elementwise.setdefault(id(new), {})[(*fresh, where[-1])] = recipe
 
@@ -155,11 +155,10 @@ def _alone(value: Array) -> bool:
     return base is None or (type(base) is np.ndarray and base.base is None and sys.getrefcount(base) == _BASE_ALONE)
 
 
-def _writeable(value: Array, flag: bool) -> None:
-    """Let ``value`` (and the array whose memory it views) be written, or freeze them again."""
+def _thaw(value: Array) -> None:
+    """Let ``value``, a value :func:`_alone` found, and the array whose memory it views be written (undone by
+    :func:`freeze`)."""
     base = value.base
-    if flag and isinstance(base, np.ndarray):
+    if isinstance(base, np.ndarray):
         base.setflags(write=True)
-    value.setflags(write=flag)
-    if not flag and isinstance(base, np.ndarray):
-        base.setflags(write=False)
+    value.setflags(write=True)
