@@ -185,9 +185,7 @@ def _plan(chain: VectorChain, source: Array) -> _Plan:
 def _read_only(value: float | int) -> Array:
     """A constant as a step other than f32 arithmetic reads it (as given), shared by every evaluation of the
     pass, read-only: no op writes into its operands."""
-    found = np.asarray(value)
-    found.setflags(write=False)
-    return found
+    return frozen(np.asarray(value))
 
 
 @QUIET
