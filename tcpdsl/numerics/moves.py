@@ -68,8 +68,9 @@ def relabel(values: Array, terms: tuple[Digit, ...], src: Mapping, dst: Mapping,
     The cells move the same way for every call of a kernel, so the move is planned once as a gather
     over the values (:func:`_relabelling`); a cell read from padding gets what the buffer would hold
     there, poison or 0. A read of every value once in a nested order needs no index: it is a reshape
-    of the values (a read-only view), or a reshape then a transpose (copied in C order). A term the read replicates (every index along it reads the same value) is
-    gathered once and broadcast: the result is read-only, and costs what the distinct values cost.
+    of the values (a read-only view), or a reshape then a transpose (copied in C order). A term the read
+    replicates (every index along it reads the same value) is gathered once and broadcast: the result is
+    read-only, and costs what the distinct values cost.
     Values that repeat along a dimension (a broadcast, of stride 0) are read from their distinct
     values, so that neither the read nor a replicated result costs their repeats.
     """
