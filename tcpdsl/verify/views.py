@@ -49,6 +49,7 @@ def _tiled_slot(element: Mapping, index: Mapping) -> tuple[int, Slot]:
     )
 
 
+@memoized
 def tile_stride(element: Mapping, index: Mapping) -> int:
     """How many Element cells one step of the tiled digit ``index`` moves (a window's start scales by it)."""
     return _tiled_slot(element, index)[0]
@@ -71,12 +72,10 @@ def tile_element(element: Mapping, *, index: Mapping, len_: int, write: bool) ->
     return normalize(pairs([outer, Padding(Resize(mid, len_), slot.extent, kind), rest]))
 
 
-@memoized
 def verify_tile(element_in: Mapping, *, start: int | None, index: Mapping, len_: int, element: Mapping,
                 write: bool) -> Mapping:
     """``view.tile(start, index=, len=, element=)``: ``Split``, ``Start`` (a known start), ``UnexpectedView``."""
-    expected = tile_element(element_in, index=index, len_=len_, write=write)
-    values = _tiled_slot(element_in, index)[1].count
+    expected, values = _window(element_in, index=index, len_=len_, write=write)
     if start is not None and not 0 <= start <= values - len_:
         raise LayoutError(
             Stage.TILE,
@@ -92,6 +91,13 @@ def verify_tile(element_in: Mapping, *, start: int | None, index: Mapping, len_:
             hint=f"declare element={expected} ({'Bottom' if write else 'Top'} padding where the window ends)",
         )
     return expected
+
+
+@memoized
+def _window(element_in: Mapping, *, index: Mapping, len_: int, write: bool) -> tuple[Mapping, int]:
+    """The window's Element (``Split`` checked) and how many values of ``index`` it is cut from: kept apart from
+    the start, which a loop over a KV cache's rows changes on every call."""
+    return tile_element(element_in, index=index, len_=len_, write=write), _tiled_slot(element_in, index)[1].count
 
 
 @memoized
