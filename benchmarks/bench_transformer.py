@@ -89,7 +89,7 @@ def main() -> None:
             for who, samples in times.items():
                 print(f"{who:>14}: median {statistics.median(samples) * 1e3:9.1f} ms over {rounds} rounds")
             ratios[name] = paired_ratio(times, name, "numpy float32")
-            print(f"ratio {name} / numpy: {ratios[name]:.1f}x")
+            print(f"ratio {name} / numpy: {ratios[name]:.2f}x")
     for name in ("replayed", "decoding"):
         verdict = "met" if ratios[name] <= TARGET_RATIO else "NOT met"
         print(f"target: {name} <= {TARGET_RATIO:g}x numpy: {verdict}")
