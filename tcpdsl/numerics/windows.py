@@ -111,23 +111,15 @@ def _found_box(mapping: Mapping, terms: tuple[Digit, ...], element: int, offset:
     return box
 
 
-@lru_cache(maxsize=256)
 def _box(tensor: StructKey, terms: tuple[Digit, ...], element: int, offset: int, window: StructKey,
          window_terms: tuple[Digit, ...]) -> _Box | None:
     """The box, or None: a mapping that is no view over its terms, a window of another size, slots that do not
     pair up, an offset past the slice, a digit the tensor holds apart from its terms, or a window cell past
     the tensor's live cells."""
-    if window.node.size != tensor.node.size or not 0 <= offset < element:
+    sides = _sides(tensor, terms, element, window, window_terms) if 0 <= offset < element else None
+    if sides is None:
         return None
-    slots, window_slots = tensor.node.slots(), window.node.slots()  # innermost first
-    # Both cut at every slot boundary of either and at the slice's end, so that piece i of one is piece i of
-    # the other.
-    bounds = sorted({element, *slot_strides(slots), *slot_strides(window_slots)} - {1, tensor.node.size})
-    ours, theirs = _side(tensor.node, terms, bounds), _side(window.node, window_terms, bounds)
-    if ours is None or theirs is None or [p[1] for p in ours.pieces] != [p[1] for p in theirs.pieces]:
-        return None
-    if any(not kept and not isinstance(slot.live, (Bcast, type(None))) for slot, kept in zip(slots, ours.kept)):
-        return None  # a digit beyond the terms: its cells hold what the lay-out makes of it
+    ours, theirs = sides
     starts, rest = [], offset
     for _, extent, _ in ours.pieces:
         starts.append(rest % extent)
@@ -149,6 +141,25 @@ def _box(tensor: StructKey, terms: tuple[Digit, ...], element: int, offset: int,
             counts.append(window_count)
     return _Box(ours.digits, ours.inverse, tuple(cut), tuple(spread), tuple(counts), theirs.digits, theirs.inverse,
                 tuple(t.count for t in window_terms), one_to_one and not spread)
+
+
+@lru_cache(maxsize=256)
+def _sides(tensor: StructKey, terms: tuple[Digit, ...], element: int, window: StructKey,
+           window_terms: tuple[Digit, ...]) -> tuple[_Side, _Side] | None:
+    """The tensor and the window cut into pieces that pair up, or None (see :func:`_box`): all of a box but
+    where it starts, which a loop writing a KV cache row by row changes on every call."""
+    if window.node.size != tensor.node.size:
+        return None
+    slots, window_slots = tensor.node.slots(), window.node.slots()  # innermost first
+    # Both cut at every slot boundary of either and at the slice's end, so that piece i of one is piece i of
+    # the other.
+    bounds = sorted({element, *slot_strides(slots), *slot_strides(window_slots)} - {1, tensor.node.size})
+    ours, theirs = _side(tensor.node, terms, bounds), _side(window.node, window_terms, bounds)
+    if ours is None or theirs is None or [p[1] for p in ours.pieces] != [p[1] for p in theirs.pieces]:
+        return None
+    if any(not kept and not isinstance(slot.live, (Bcast, type(None))) for slot, kept in zip(slots, ours.kept)):
+        return None  # a digit beyond the terms: its cells hold what the lay-out makes of it
+    return ours, theirs
 
 
 @dataclass(frozen=True)
