@@ -18,7 +18,7 @@ from tcpdsl.errors import TcpError
 from tcpdsl.evaluate.fused import FusedEvaluator
 from tcpdsl.evaluate.simulate import SimulateEvaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.flow import Buffer, Flow, Scattered
 from tcpdsl.numerics.vector_chain import VectorChain
 
 DEFAULT: Final = "fused"
@@ -44,7 +44,7 @@ class Evaluator(Protocol):
     (:mod:`tcpdsl.evaluate.stream`): its values over its root's terms, and its buffer over its last
     mapping (``flow_buffer``: with its poison mask); ``flow_read`` reads that buffer through another
     mapping, as ``reshape`` does, ``flow_window`` reads a window of it (a tile, a padded view), and
-    ``flow_written`` reads it back after a write into a window of it.
+    ``flow_written`` reads it back after a write into a window of it, ``flow_scattered`` after a scatter.
     ``vector_logical`` and ``vector_physical`` do the same
     for a vector pass (docs/runtime.md §3.9): its values over its last layout's logical terms, and its buffer
     over that layout.
@@ -71,6 +71,8 @@ class Evaluator(Protocol):
                     dtype: str) -> npt.NDArray[Any]: ...
 
     def flow_written(self, parent: Flow, written: Flow, element: int, offset: int) -> npt.NDArray[Any]: ...
+
+    def flow_scattered(self, source: Scattered) -> npt.NDArray[Any]: ...
 
 
 _EVALUATORS: Final[dict[str, Evaluator]] = {e.name: e for e in (FusedEvaluator(), SimulateEvaluator())}

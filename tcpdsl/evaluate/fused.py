@@ -35,7 +35,8 @@ from tcpdsl.evaluate.memory import What, check_fits, too_large
 from tcpdsl.evaluate.folded import Folded, LogicalRead, lines_up, logical_read
 from tcpdsl.evaluate import vector_fused
 from tcpdsl.evaluate.stream import fused_logical
-from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.flow import Buffer, Flow, Scattered
+from tcpdsl.numerics.kept import carry, freeze
 from tcpdsl.numerics.moves import lay_out, relabel, window, written as written_values
 from tcpdsl.numerics.chain import Chain, Operand
 from tcpdsl.numerics.vector_chain import VectorChain
@@ -43,7 +44,9 @@ from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scatter_ops import key_offsets, scattered
 from tcpdsl.numerics.windows import box_values, box_written
+from tcpdsl.verify.scatter import scatter_rows
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -307,6 +310,21 @@ class FusedEvaluator:
             return found
         return written_values(values, parent.root.terms, parent.mapping, new, written.root.terms, written.mapping,
                               element, offset, parent.dtype)
+
+    def flow_scattered(self, source: Scattered) -> Array:
+        """The scattered tensor's values over its root's terms: a copy of the tensor's with the data's rows set,
+        frozen, and what was kept widened from the tensor before carried to it with those rows redone (a KV
+        cache written a row per step)."""
+        parent, params = source.parent, source.params
+        index = source.index
+        rows = scatter_rows(key_offsets(fused_logical(index, self.name), index.root.terms, params), params)
+        values = fused_logical(parent, self.name)
+        out, part = scattered(values, parent.root.terms, fused_logical(source.data, self.name), source.data.root.terms,
+                              rows, params)
+        freeze(out)
+        if part is not None:
+            carry(values, out, part)
+        return out
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's values laid out on its last mapping, padding 0."""

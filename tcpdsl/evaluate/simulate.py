@@ -47,12 +47,14 @@ from tcpdsl.evaluate import vector_simulate
 from tcpdsl.evaluate.memory import Refusing
 from tcpdsl.evaluate.stream import simulated, simulated_logical
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.numerics.flow import Buffer, Flow
+from tcpdsl.numerics.flow import Buffer, Flow, Scattered
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
+from tcpdsl.numerics.scatter_ops import key_offsets, scattered
+from tcpdsl.verify.scatter import scatter_rows
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -292,6 +294,14 @@ class SimulateEvaluator:
         after = write_window(simulated(parent, self.name), simulated(written, self.name), element, offset,
                              written.mapping)
         return to_terms(after[0], parent.mapping, parent.root.terms)
+
+    def flow_scattered(self, source: Scattered) -> Array:
+        """The scattered tensor's values: its simulated buffer and the data's read back, the rows set (a DMA
+        moves cells and changes none; a live cell of poison is reported where the data's flow made it)."""
+        parent, index, params = source.parent, source.index, source.params
+        rows = scatter_rows(key_offsets(simulated_logical(index, self.name), index.root.terms, params), params)
+        return scattered(simulated_logical(parent, self.name), parent.root.terms,
+                         simulated_logical(source.data, self.name), source.data.root.terms, rows, params)[0]
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

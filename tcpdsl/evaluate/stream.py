@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from tcpdsl.errors import LayoutError
 from tcpdsl.evaluate.memory import Refusing
-from tcpdsl.numerics.flow import Buffer, Flow, Step, Window, Written
+from tcpdsl.numerics.flow import Buffer, Flow, Scattered, Step, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.moves import convert, lay_out, live_poison, move
 from tcpdsl.numerics.scalars import poison
@@ -56,6 +56,9 @@ def fused_logical(flow: Flow, name: str) -> Array:
             elif type(source) is Written:
                 canonical = (source.parent.dtype == start.dtype == source.written.dtype
                              and _marked(source.parent, key, mark) and _marked(source.written, key, mark))
+            elif type(source) is Scattered:
+                canonical = (source.parent.dtype == start.dtype == source.data.dtype
+                             and _marked(source.parent, key, mark) and _marked(source.data, key, mark))
             else:
                 canonical = False
         values, dtype = root, start.dtype
@@ -76,8 +79,8 @@ def fused_logical(flow: Flow, name: str) -> Array:
 
 def _marked(flow: Flow, key: str, mark: str) -> bool:
     """Whether ``flow``'s values, computed under ``key``, are marked as converted under ``mark``. A window's cells,
-    and a tensor's with a window's cells written in, are cells of such values, moved and not changed (a window
-    reads padding as 0 or the canonical NaN): converted when every flow they come from was."""
+    and a tensor's with a window's cells written or rows scattered in, are cells of such values, moved and not
+    changed (a window reads padding as 0 or the canonical NaN): converted when every flow they come from was."""
     values = flow.cache.get(key)
     return values is not None and flow.cache.get(mark) is values
 

@@ -2,7 +2,9 @@
 
 A kernel is a ``@tcp.kernel`` function whose parameters are annotated with subscripted tensor
 types (``CollectTensor``, ``TrfTensor``, ``DmTensor``, ``HbmTensor``, ``VrfTensor``) or are run-time
-integers whose valid values the annotation gives (``Annotated[int, range(512)]``). For each tensor
+integers whose valid values the annotation gives (``Annotated[int, range(512)]``); an integer tensor
+whose every value must be one of a range (the byte offsets of a scatter's index) says so the same way,
+``Annotated[HbmTensor[...], range(0, 1024, 256)]``. For each tensor
 parameter the runner learns its dtype, layout and the terms its layout holds
 (:func:`tcpdsl.algebra.terms.held`): whole axes, or digits of them such as ``B / 2``. An axis a parameter holds only part of while another parameter holds more of it
 is left out, so the data is broadcast over it, as a model's activations are over the slices that
@@ -62,6 +64,7 @@ class TensorParam:
     hint: type
     spec: Spec
     terms: tuple[Digit, ...]  # what its data holds, one dimension per term (see the module docstring)
+    values: range | None = None  # the values an integer tensor may hold, from its annotation
 
     @property
     def axes(self) -> tuple[str, ...]:
@@ -89,8 +92,11 @@ class TensorParam:
         """Random logical data over :attr:`terms`, already representable in the dtype."""
         shape = tuple(t.count for t in self.terms)
         dtype = self.dtype
-        if dtype.is_float:
-            raw: np.ndarray[Any, Any] = rng.standard_normal(shape)
+        if self.values is not None:
+            picked = rng.integers(len(self.values), size=shape)
+            raw: np.ndarray[Any, Any] = self.values.start + self.values.step * picked
+        elif dtype.is_float:
+            raw = rng.standard_normal(shape)
         else:
             low, high = _INT_RANGES.get(dtype.name, (-8, 8))
             raw = rng.integers(low, high, size=shape)
@@ -135,7 +141,8 @@ class Case:
     logical: dict[str, Tensor]
 
 
-def _param(name: str, hint: object, where: str) -> TensorParam:
+def _param(name: str, hint: object, where: str, extras: object = None) -> TensorParam:
+    """A tensor parameter; ``extras`` is its annotation with what ``Annotated`` adds (a range of values)."""
     spec = getattr(hint, "__tcp_spec__", None)
     if not isinstance(hint, Specialised) or not isinstance(spec, Spec) or spec.family.name not in _SOURCES:
         raise KernelSpecError(
@@ -148,7 +155,13 @@ def _param(name: str, hint: object, where: str) -> TensorParam:
             f"parameter {name} of {where}: its layout {full} holds a part of {', '.join(found.irregular)} "
             "that is no set of digits, so no logical tensor fits it"
         )
-    return TensorParam(name, hint, spec, found.terms)
+    ranges = [m for m in getattr(extras, "__metadata__", ()) if isinstance(m, range)]
+    if len(ranges) > 1 or (ranges and (spec.dtypes[0].is_float or not ranges[0])):
+        raise KernelSpecError(
+            f"parameter {name} of {where}: Annotated[..., range(...)] gives the values of an integer tensor, "
+            f"one non-empty range, got {ranges} for a {spec.dtypes[0].name} tensor"
+        )
+    return TensorParam(name, hint, spec, found.terms, ranges[0] if ranges else None)
 
 
 def _integer(name: str, hint: object, where: str) -> IntParam:
@@ -219,6 +232,7 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
     if info is None:
         raise KernelSpecError(f"{fn!r} is not a @tcp.kernel function")
     params, integers = [], []
+    extras: dict[str, object] = {}
     try:
         for name, parameter in info.signature.parameters.items():
             if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
@@ -228,11 +242,12 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
                 continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
             if hint is None:
                 raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
-            if hint is int:  # its range is in the Annotated extras, which the recorded hints drop
-                extras = typing.get_type_hints(info.function, include_extras=True)
+            # A range is in the Annotated extras, which the recorded hints drop.
+            extras = extras or typing.get_type_hints(info.function, include_extras=True)
+            if hint is int:
                 integers.append(_integer(name, extras[name], info.qualname))
             else:
-                params.append(_param(name, hint, info.qualname))
+                params.append(_param(name, hint, info.qualname, extras.get(name)))
     except KernelSpecError as error:
         if strict:
             raise

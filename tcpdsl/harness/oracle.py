@@ -26,15 +26,17 @@ from tcpdsl.evaluate import chain_oracle
 from tcpdsl.evaluate.chain_oracle import exact_values, wrap_i32
 from tcpdsl.harness.vector_oracle import pass_expected
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow, Window, Written
+from tcpdsl.numerics.flow import Flow, Scattered, Window, Written
 from tcpdsl.numerics.placement import plan
-from tcpdsl.numerics.term_arrays import coordinate_array
+from tcpdsl.numerics.term_arrays import coordinate_array, term_coordinates
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.logical import Tensor, axis_names
 from tcpdsl.numerics.scalars import cast
+from tcpdsl.numerics.scatter_ops import key_offsets
 from tcpdsl.numerics.term_arrays import same_digits
 from tcpdsl.numerics.term_arrays import rearrange
+from tcpdsl.verify.scatter import scatter_rows
 from tcpdsl.tensors.results import ContractOuterTensor, ContractPacketTensor, ContractTensor, ContractTimeTensor
 
 Array = npt.NDArray[Any]
@@ -183,6 +185,9 @@ def _flow_expected(flow: Flow) -> tuple[Array, tuple[Digit, ...], Array, bool]:
     elif isinstance(root.source, (Window, Written)):
         expected, scale, exact = _windowed(root.source, root.mapping, root.terms)
         terms = root.terms
+    elif isinstance(root.source, Scattered):
+        expected, scale, exact = _scattered(root.source, root.terms)
+        terms = root.terms
     elif isinstance(root.source, VectorChain):
         expected, terms, scale = pass_expected(root.source, _origin)
         # The pass's result keeps the axes of its data; one the layout only replicated over is read at 0.
@@ -236,6 +241,31 @@ def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Digit, ..
         grid[rows, cols + offset] = part.reshape(-1, size)[rows, cols].astype(grid.dtype)
         out.append(to_terms(grid.reshape(-1), mapping, terms))
     return out[0], out[1], exact and new_exact
+def _scattered(source: Scattered, terms: tuple[Digit, ...]) -> tuple[Array, Array, bool]:
+    """The expected values over ``terms`` of a tensor after a scatter, key value by key value: the data's expected
+    row set at the row of the scattered axis that the key's offset (the index's exact value) names."""
+    values, scale, exact = _laid(source.parent)
+    data, data_terms, data_scale, data_exact = _flow_expected(source.data)
+    index, index_terms, _, _ = _flow_expected(source.index)
+    params = source.params
+    rows = scatter_rows(key_offsets(np.asarray(index), index_terms, params), params)
+    out = []
+    for laid, new in ((values, np.asarray(data)), (scale, np.asarray(data_scale))):
+        target, axes = coordinate_array(to_terms(laid, source.parent.mapping, terms), terms)
+        target = np.array(target)  # a copy to write into
+        held, held_axes = coordinate_array(new, data_terms)
+        key_shape = tuple(held.shape[held_axes.index(a)] for a in params.key)
+        for k, row in enumerate(rows):
+            at = dict(zip(params.key, np.unravel_index(k, key_shape)))
+            row_values = held[tuple(at.get(a, slice(None)) for a in held_axes)]  # the payload, in the data's order
+            payload_axes = [a for a in held_axes if a not in at]
+            order = [payload_axes.index(a) for a in axes if a != params.axis]
+            target[tuple(row if a == params.axis else slice(None) for a in axes)] = np.transpose(row_values, order)
+        coords = term_coordinates(terms)
+        out.append(target[tuple(coords[a] for a in axes)])
+    return out[0], out[1], exact and data_exact
+
+
 def _origin(source: object) -> tuple[Array, tuple[Digit, ...], Array]:
     """What a vector pass reads, as the oracle expects it: a flow's values or a contraction chain's fold."""
     if isinstance(source, Flow):

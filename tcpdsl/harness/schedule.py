@@ -19,7 +19,7 @@ from typing import Final
 from tcpdsl.cost import StageCost, chain_cost, chain_weight_load, result_commit_cycles, stream_stage_cost
 from tcpdsl.harness.stages import vector_stages
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow, Step, Window, Written
+from tcpdsl.numerics.flow import Flow, Scattered, Step, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain, VrfValues
 from tcpdsl.verify.dma import DmaParams
 from tcpdsl.verify.stage import Stage
@@ -177,6 +177,9 @@ class _Walk:
         elif isinstance(node, Written):
             self.value(node.parent)
             self.value(node.written)
+        elif isinstance(node, Scattered):  # the data's flow with the scatter's DMA step, after what it writes into
+            for part in (node.parent, node.index, node.moved):
+                self.value(part)
 
     def flow(self, flow: Flow) -> None:
         """A flow's streams not drawn yet: a flow that continues a memory tensor shares its earlier steps."""

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from tcpdsl.cost import KernelCost, StageCost, chain_cost, combine, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Flow, Window, Written
+from tcpdsl.numerics.flow import Flow, Scattered, Window, Written
 from tcpdsl.numerics.vector_chain import VectorChain, VrfValues
 from tcpdsl.tensors.vector import pass_cost
 from tcpdsl.verify.stage import Stage
@@ -127,6 +127,9 @@ def vector_passes(*results: object, shown: object = None) -> tuple[PassRow, ...]
             visit(node.parent)
             if isinstance(node, Written):
                 visit(node.written)
+        elif isinstance(node, Scattered):
+            for part in (node.parent, node.data, node.index):
+                visit(part)
         elif isinstance(node, VectorChain) and id(node) not in found:
             visit(node.source.origin)
             for step in node.steps:

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Mapping, Digit
 from tcpdsl.numerics.term_arrays import Fixed
+from tcpdsl.verify.scatter import ScatterParams
 
 Array = npt.NDArray[Any]
 # A physical buffer over a mapping (1-D) and its poison mask (1 where a cell holds no defined value).
@@ -69,6 +70,19 @@ class Written:
     written: Flow
     element: int
     offset: int
+
+
+@dataclass(frozen=True, eq=False)
+class Scattered:
+    """A root that is ``parent`` after a scatter (``dma_scatter``): each key value's row of ``data`` written at
+    the row of the scattered axis that its byte offset in ``index`` names. ``moved`` is ``data`` one DMA step
+    further, the step a schedule draws; the values are read from ``data``, whose cells the step does not change."""
+
+    parent: Flow
+    data: Flow
+    moved: Flow
+    index: Flow
+    params: ScatterParams
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,9 +16,10 @@ from tcpdsl.numerics.flow import Buffer, Flow, Root, Window
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_logical, unspecialised
-from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, window_flow, written_flow
+from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, scattered_flow, window_flow, written_flow
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
+from tcpdsl.verify.scatter import ScatterParams
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
 from tcpdsl.verify.stage import Stage
 
@@ -57,6 +58,23 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
     def to_hbm(self, *, element: object) -> HbmTensor[D, ChipT, Any]:
         """A DMA move into HBM as ``[Chip, Element]`` (docs/stage-rules.md §4.1)."""
         return self._advance(HbmTensor, Stage.TO_HBM, {"element": element})  # type: ignore[no-any-return]
+
+    def dma_scatter(self, index: HbmTensor[Any, Any, Any], out: HbmTensor[D, ChipT, Any], /, *,
+                    key: object) -> HbmTensor[D, ChipT, Any]:
+        """Write each ``key`` value's row of this tensor into ``out`` at the row of its scattered axis that the
+        value's byte offset in ``index`` names; returns ``out``, written (docs/stage-rules.md §4.1)."""
+        index_spec, out_spec = spec_of(index), spec_of(out)
+        for name, operand, spec in (("index", index, index_spec), ("out", out, out_spec)):
+            if spec is None:  # not a tensor at all; the composer names a tensor of another family
+                raise LayoutError(Stage.DMA_SCATTER, "NotAnHbmTensor",
+                                  f"dma_scatter: {name} is an HBM tensor, got a {type(operand).__name__}",
+                                  hint=f"pass the {name} as an HbmTensor, not a view or a DM tensor")
+        assert index_spec is not None and out_spec is not None
+        _, moved = self._recorded(self._flow, Stage.DMA_SCATTER, {"key": key}, (index_spec, out_spec))
+        params = moved.steps[-1].params
+        assert isinstance(params, ScatterParams)  # the stage's composer derives them
+        out._flow = scattered_flow(out._flow, self._flow, moved, index._flow, params)
+        return out
 
     def reshape(self, *, chip: object, cluster: object, slice: object, element: object) -> DmTensor[D, Any, Any, Any, Any]:
         """The same bytes under other layouts of the same sizes (docs/stage-rules.md §4.1, ``Preserve``)."""

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tcpdsl.numerics.chain import Chain, Operand
-from tcpdsl.numerics.flow import Flow, Root, Window, Written
+from tcpdsl.numerics.flow import Flow, Root, Scattered, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.vector_chain import PassSource, PassStep, VectorChain, VrfValues
 from tcpdsl.tensors.base import TensorBase
@@ -49,6 +49,7 @@ _LINKS: dict[type, Callable[[Any], tuple[object, ...]]] = {
     Root: lambda node: (node.source, node.logical, node.physical),
     Window: lambda node: (node.parent,),
     Written: lambda node: (node.parent, node.written),
+    Scattered: lambda node: (node.parent, node.data, node.moved, node.index),
     Chain: lambda node: (node.stream, node.weight),
     Operand: lambda node: (node.origin,),
     VectorChain: lambda node: (node.source, *node.steps),

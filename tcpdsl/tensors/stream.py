@@ -14,13 +14,14 @@ from typing import Any
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
-from tcpdsl.numerics.flow import Buffer, Flow, Root, Window, Written
+from tcpdsl.numerics.flow import Buffer, Flow, Root, Scattered, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.filled import FLOW_SERIAL
 from tcpdsl.tensors.recording import baked, values_read
 from tcpdsl.tensors.subscription import Spec
+from tcpdsl.verify.scatter import ScatterParams
 from tcpdsl.verify.stage import Stage
 
 
@@ -83,7 +84,7 @@ def settled(flow: Flow) -> Flow:
     read the values keeps them; another reads them laid out as from the host.
     """
     root, names = flow.root, flow.evaluated
-    if flow.steps or not isinstance(root.source, Written) or not names:
+    if flow.steps or not isinstance(root.source, (Written, Scattered)) or not names:
         return flow
     baked("a write into a tensor whose earlier write was read while the body ran")
     values = get_evaluator(names[0]).flow_logical(flow)
@@ -116,6 +117,25 @@ def written_flow(parent: Flow, written: Flow, element: int, offset: int) -> Flow
 
     return Flow(Root(mapping, parent.dtype, root.terms, root.fixed, logical, physical,
                      source=Written(parent, written, element, offset)), cache=kept)
+
+
+def scattered_flow(parent: Flow, data: Flow, moved: Flow, index: Flow, params: ScatterParams) -> Flow:
+    """``parent`` after ``data``'s rows are scattered into it at the byte offsets ``index`` holds (``moved``: ``data``
+    with the scatter's step); an earlier write into ``parent`` whose values were read is kept as its values
+    (:func:`settled`). Laid out from its values, as a tensor placed from the host is: the scatter moves whole rows,
+    which the layouts place as they place any cell."""
+    parent = settled(parent)
+    source = Scattered(parent, data, moved, index, params)
+    kept: dict[str, Any] = {}  # the flow's own cache, as written_flow keeps it
+
+    def logical(name: str) -> Array:
+        key = f"{name}:logical"
+        if key not in kept:
+            kept[key] = get_evaluator(name).flow_scattered(source)
+        return kept[key]  # type: ignore[no-any-return]
+
+    root = parent.root
+    return Flow(Root(parent.mapping, parent.dtype, root.terms, root.fixed, logical, source=source), cache=kept)
 
 
 class FlowTensor(TensorBase):

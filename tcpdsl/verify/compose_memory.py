@@ -1,5 +1,5 @@
-"""The composers of memory: the DMA moves ``to_dm`` and ``to_hbm``, ``reshape``, and ``tile`` windows of a
-DM view (docs/stage-rules.md §4.1)."""
+"""The composers of memory: the DMA moves ``to_dm`` and ``to_hbm``, the scatter ``dma_scatter``, ``reshape``,
+and ``tile`` windows of a DM view (docs/stage-rules.md §4.1)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dma import DmaParams, verify_to_dm, verify_to_hbm
 from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, TensorType, check_type
 from tcpdsl.verify.memory import Tier
+from tcpdsl.verify.scatter import ScatterParams, verify_scatter
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.views import tile_stride, verify_pad, verify_reshape, verify_tile
 
@@ -64,6 +65,20 @@ def to_hbm(src: TensorType, *, element: Mapping) -> tuple[TensorType, DmaParams]
     """``dm.to_hbm(element=)`` or ``hbm.to_hbm(element=)``: a move into HBM, with a free relayout."""
     params = verify_to_hbm(src.dtype, source=tier(src), element=element)
     return check_type(HBM, src.dtypes, (src.layout("Chip"), element)), params
+
+
+def dma_scatter(src: TensorType, index: TensorType, out: TensorType, *, key: Mapping) -> tuple[
+        TensorType, ScatterParams]:
+    """``dm.dma_scatter(index, out, key=)``: each row of the DM tensor, one per value of ``key``, written into
+    ``out`` at the byte offset ``index`` holds for it; returns ``out`` (§4.1)."""
+    for name, operand in (("index", index), ("out", out)):
+        if operand.family is not HBM:
+            raise LayoutError(Stage.DMA_SCATTER, "NotAnHbmTensor",
+                              f"dma_scatter: {name} is an HBM tensor, got a {operand.family.name}",
+                              hint=f"pass the {name} as an HbmTensor, not a view or a DM tensor")
+    params = verify_scatter(src.dtype, data=tier(src), key=key, index_dtype=index.dtype, index=tier(index),
+                            out_dtype=out.dtype, out=tier(out))
+    return out, params
 
 
 def reshape(src: TensorType, *, chip: Mapping, cluster: Mapping, slice: Mapping, element: Mapping) -> tuple[

@@ -31,6 +31,7 @@ class Stage(enum.StrEnum):
     TO_DM_VIEW = "to_dm_view"
     TO_HBM = "to_hbm"
     TO_HBM_VIEW = "to_hbm_view"
+    DMA_SCATTER = "dma_scatter"
     RESHAPE = "reshape"
     TILE = "tile"
     PAD = "pad"

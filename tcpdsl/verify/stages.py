@@ -126,7 +126,7 @@ STAGES: Final[dict[Stage, StageRow]] = {
             Stage.COMMIT_VIEW, (COMMIT_TRIM, COMMIT_CAST), DM, (), compose_back.commit_view, "4.8", operands=(("dst", DM_VIEW_MUT),),
             carried=("context",),
         ),
-        # Memory: DMA moves and views (docs/stage-rules.md §4.1).
+        # Memory: DMA moves, the scatter and views (docs/stage-rules.md §4.1).
         StageRow(
             Stage.TO_DM, (DM, HBM), DM, ("cluster", "slice", "element"), compose_memory.to_dm, "4.1",
             optional=("cluster",),
@@ -139,6 +139,10 @@ STAGES: Final[dict[Stage, StageRow]] = {
         StageRow(
             Stage.TO_HBM_VIEW, (DM_VIEW, HBM_VIEW), HBM, (), compose_memory.to_hbm_view, "4.1",
             operands=(("dst", HBM_VIEW_MUT),),
+        ),
+        StageRow(
+            Stage.DMA_SCATTER, (DM,), HBM, ("key",), compose_memory.dma_scatter, "4.1",
+            operands=(("index", HBM), ("out", HBM)),
         ),
         StageRow(Stage.RESHAPE, (DM,), DM, ("chip", "cluster", "slice", "element"), compose_memory.reshape, "4.1"),
         StageRow(
