@@ -306,7 +306,7 @@ def test_one_decoder_step_is_one_valid_trace(tmp_path: Path) -> None:
     drawn = Counter((s["name"], s["dur"]) for s in _on(document, "stream"))
     assert drawn - Counter((f"{s.unit}: {s.name}", s.cycles) for s in whole.streams) == Counter({("dma: to_hbm", 501): 1})
     assert document["otherData"]["total_cycles"] == whole.total_cycles + 501
-    assert {name for pid, name in _tracks(document).values() if pid == 4} == {"to_dm", "to_hbm", "to_hbm_view"}
+    assert {name for pid, name in _tracks(document).values() if pid == 4} == {"to_dm", "to_hbm", "dma_scatter"}
 
 
 _PIPELINED = st.builds(lambda cycles, latency: StageCost(Stage.CONTRACT_PACKET, cycles, latency, None, ()),

@@ -77,7 +77,7 @@ def run_projection(x: np.ndarray, layer: Any, position: int) -> tuple[np.ndarray
         pr.QWeight(tcp.Tensor(_f32(layer.q), "Q H")), pr.PWeight(tcp.Tensor(_f32(layer.k), "P H")),
         pr.PWeight(tcp.Tensor(_f32(layer.v), "P H")), pr.HeadWeight(tcp.Tensor(_f32(layer.q_norm), "D")),
         pr.HeadWeight(tcp.Tensor(_f32(layer.k_norm), "D")), pr.Table(tcp.Tensor(cos, "D")),
-        pr.Table(tcp.Tensor(sin, "D")), k_cache, v_cache, position % 512,
+        pr.Table(tcp.Tensor(sin, "D")), k_cache, v_cache, pr.kv_offset(position % 512),
     )  # fmt: skip
     return (q.to_tensor().to_numpy("N G D"), k_cache.to_tensor().to_numpy("T N D"),
             v_cache.to_tensor().to_numpy("T N D"))
@@ -94,6 +94,6 @@ def test_projection_entry_matches_the_model(evaluator: str) -> None:
     tolerance = MODEL.PROJECTION
     for got, expected in ((q, expected_q), (k_cache[row], cache.k[chunk, row]), (v_cache[row], cache.v[chunk, row])):
         assert tolerance.holds(got.astype(np.float64), expected), tolerance.excess(got, expected)
-    # The tile write touches the token's row only.
+    # The scatter touches the token's row only.
     others = np.delete(np.arange(512), row)
     assert not k_cache[others].any() and not v_cache[others].any() and k_cache[row].any()

@@ -20,7 +20,7 @@ from tcpdsl import m
 import model
 from attention import Mask, RowsHbm, State, attention_forward, attention_forward_first, attention_norm
 from mlp import DownWeight, UpWeight, mlp
-from projection import Cache, Hidden, OWeight, PWeight, QOut, QWeight, proj_o, projection
+from projection import Cache, Hidden, OWeight, PWeight, QOut, QWeight, kv_offset, proj_o, projection
 from residual import residual
 from rmsnorm import HeadWeight, rmsnorm
 from rope import Table
@@ -141,7 +141,8 @@ def layer_step(x: Any, layer: LayerTensors, position: int, cache: KvChunks) -> S
     cos, sin = model.rope_tables(position, model.REFERENCE)
     chunk, row = divmod(position, model.REFERENCE.T)
     q = projection(x, layer.input_norm, layer.q, layer.k, layer.v, layer.q_norm, layer.k_norm,
-                   Table(tcp.Tensor(cos, "D")), Table(tcp.Tensor(sin, "D")), cache.k[chunk], cache.v[chunk], row)
+                   Table(tcp.Tensor(cos, "D")), Table(tcp.Tensor(sin, "D")), cache.k[chunk], cache.v[chunk],
+                   kv_offset(row))
     state = attend(q, cache, position)
     _, total, out = state
     return Step(q, state, decoder(out, total, x, layer.o, layer.post_norm, layer.up, layer.gate, layer.down))

@@ -5,12 +5,13 @@
 then a ``Broadcast1`` switch gathers one KV head onto each group of 32 slices (``proj_o``: the hidden
 vector onto every slice). ``projection`` is the
 entry: the input norm, the three projections, the per-head q/k norms, RoPE, and the token's key and
-value written into row ``row`` of the KV-cache chunk. The reference writes that row with a DMA scatter
-at an offset read at run time; tcpdsl has no scatter yet, so the row is a Python int and the write is a
-DM-to-HBM move into a one-row tile of the cache.
+value scattered into the KV-cache chunk at the row whose byte offset the ``offset`` tensor holds, as the
+reference writes them: the row is data, so a loop over tokens calls the kernel with one signature.
 """
 
 from typing import Annotated
+
+import numpy as np
 
 import tcpdsl as tcp
 from tcpdsl import m
@@ -43,6 +44,8 @@ Attended = tcp.DmTensor[tcp.bf16, Chip, Cluster, SliceP4, m["Q"]]
 OWeight = tcp.HbmTensor[tcp.bf16, Chip, m["H, Q"]]
 QOut = tcp.HbmTensor[tcp.bf16, Chip, m["N, G, D"]]
 Cache = tcp.HbmTensor[tcp.bf16, Chip, m["T, N, D"]]
+Offset = tcp.HbmTensor[tcp.i32, Chip, m["1"]]  # a byte offset into a cache chunk, read by dma_scatter
+ROW_BYTES = N.size * D.size * 2  # one cache row [N, D] of bf16: the unit of the scatter's offsets
 dev = tcp.Device()
 
 
@@ -142,20 +145,19 @@ def proj_o(x: Attended, w: OWeight) -> Activation:
     )
 
 
-def _cache_row(head: KHead, cache: Cache, row: int) -> None:
-    """Write one token's [N, D] into row ``row`` of a cache chunk: the tile write that stands in for a scatter."""
-    window = cache.view_mut().tile(row, index=m["T"], len=1, element=m["T = 1 #{!} 512, N, D"])
-    head.view().to_hbm_view(window)
+def kv_offset(row: int) -> Offset:
+    """The scatter index that writes a token's key or value into row ``row`` of a cache chunk."""
+    return Offset(tcp.Tensor(np.array(row * ROW_BYTES, dtype=np.int32), ""))
 
 
 @tcp.kernel
 def projection(
     x: Hidden, norm: Hidden, wq: QWeight, wk: PWeight, wv: PWeight, q_norm: HeadWeight, k_norm: HeadWeight,
-    cos: Table, sin: Table, k_cache: Cache, v_cache: Cache, row: Annotated[int, range(512)],
+    cos: Table, sin: Table, k_cache: Cache, v_cache: Cache, offset: Annotated[Offset, range(0, T.size * ROW_BYTES, ROW_BYTES)],
 ) -> QOut:
-    """The query ``[N, G, D]`` in HBM; the key and value land in row ``row`` of the caches."""
+    """The query ``[N, G, D]`` in HBM; the key and value land in the caches' row at ``offset`` bytes."""
     normed = rmsnorm(x.to_dm(cluster=Cluster, slice=SliceP4, element=m["H"]), norm)
     q = rope_q(rmsnorm_q(proj_q(normed, wq), q_norm), cos, sin)
-    _cache_row(rope_k(rmsnorm_k(proj_p(normed, wk), k_norm), cos, sin), k_cache, row)
-    _cache_row(proj_p(normed, wv), v_cache, row)
+    rope_k(rmsnorm_k(proj_p(normed, wk), k_norm), cos, sin).dma_scatter(offset, k_cache, key=m["1"])
+    proj_p(normed, wv).dma_scatter(offset, v_cache, key=m["1"])
     return q.to_hbm(element=m["N, G, D"])
