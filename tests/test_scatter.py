@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import tcpdsl as tcp
 from tcpdsl import m
+from tcpdsl.harness.kernel_spec import describe, random_case
 
 K = tcp.axis("K", 512)
 D = tcp.axis("D", 128)
@@ -181,3 +182,18 @@ def test_index_and_out_are_hbm_tensors() -> None:
             head.dma_scatter(index, out, key=m["1"])  # type: ignore[arg-type]
         assert (info.value.stage, info.value.rule) == ("dma_scatter", "NotAnHbmTensor")
         assert str(info.value).splitlines()[0] == f"[dma_scatter] NotAnHbmTensor: {words}"
+
+
+@tcp.kernel
+def ranged_floats(data: Annotated[Table, range(4)], index: Index, out: Out) -> Out:
+    return scatter_minimal(data, index, out)
+
+
+def test_a_runner_draws_an_index_from_its_annotated_range() -> None:
+    offsets = np.asarray(random_case(scatter_minimal, seed=4).logical["index"].values)
+    assert offsets.shape == (512,) and offsets.min() >= 0 and offsets.max() < 612 * 256
+    assert not (offsets % 256).any() and len(np.unique(offsets)) > 300  # drawn cell by cell
+    assert describe(ranged_floats, strict=False).skip == (
+        "parameter data of ranged_floats: Annotated[..., range(...)] gives the values of an integer tensor, one "
+        "non-empty range, got [range(0, 4)] for a bf16 tensor"
+    )
