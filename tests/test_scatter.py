@@ -189,6 +189,11 @@ def ranged_floats(data: Annotated[Table, range(4)], index: Index, out: Out) -> O
     return scatter_minimal(data, index, out)
 
 
+@tcp.kernel
+def ranged_past_i8(x: Annotated[tcp.HbmTensor[tcp.i8, Chip, m["K"]], range(0, 100000, 1000)]) -> Any:
+    return x
+
+
 def test_a_runner_draws_an_index_from_its_annotated_range() -> None:
     offsets = np.asarray(random_case(scatter_minimal, seed=4).logical["index"].values)
     assert offsets.shape == (512,) and offsets.min() >= 0 and offsets.max() < 612 * 256
@@ -197,3 +202,32 @@ def test_a_runner_draws_an_index_from_its_annotated_range() -> None:
         "parameter data of ranged_floats: Annotated[..., range(...)] gives the values of an integer tensor, one "
         "non-empty range, got [range(0, 4)] for a bf16 tensor"
     )
+    assert describe(ranged_past_i8, strict=False).skip == (
+        "parameter x of ranged_past_i8: its range range(0, 100000, 1000) holds values a i8 cannot, which lie in "
+        "[-128, 128)"
+    )
+
+
+Row = tcp.HbmTensor[tcp.bf16, Chip, m["D"]]
+OneOffset = tcp.HbmTensor[tcp.i32, Chip, m["1 # 8"]]
+
+
+def test_sides_that_repeat_along_an_axis(evaluator: str) -> None:
+    """A tensor filled by a broadcast, data broadcast over the key and one offset for every key: each is read as
+    repeating its values along the axis its layout holds."""
+    rows = np.arange(512)
+    index = Index(tcp.Tensor((rows * 256).astype(np.int32), "K"))
+    out = Row(tcp.Tensor(np.ones(128, np.float32), "D")).to_hbm(element=m["C, D"])
+    data = _bf16(np.random.default_rng(7), (512, 128))
+    Table(tcp.Tensor(data, "K D")).to_dm(cluster=m["1 # 2"], slice=m["K / 2"], element=m["K % 2, D"]).dma_scatter(
+        index, out, key=m["K"])
+    got = out.to_tensor().to_numpy("C D").astype(np.float32)
+    assert np.array_equal(got[:512], data) and (got[512:] == 1).all()
+
+    same = Row(tcp.Tensor(np.full(128, 2, np.float32), "D")).to_dm(cluster=m["1 # 2"], slice=m["K / 2"],
+                                                                   element=m["K % 2, D"])
+    out = Out(tcp.Tensor(np.zeros((612, 128), np.float32), "C D"))
+    one = OneOffset(tcp.Tensor(np.array(256 * 7, np.int32), "")).to_hbm(element=m["K"])
+    same.dma_scatter(one, out, key=m["K"])
+    got = out.to_tensor().to_numpy("C D").astype(np.float32)
+    assert (got[7] == 2).all() and not np.delete(got, 7, axis=0).any()

@@ -17,7 +17,7 @@ from tcpdsl.verify.scatter import ScatterParams, scatter_rows, verify_scatter
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.stages import STAGES, compose_stage
 
-AXES = {"K": 512, "D": 128, "C": 612, "N": 8, "T": 512}
+AXES = {"K": 512, "D": 128, "C": 612, "N": 8, "T": 512, "X": 2, "E": 3}
 
 
 def m(text: str) -> Mapping:
@@ -52,7 +52,7 @@ def test_kv_cache_write_is_one_row() -> None:
     # key 1: the whole [N, D] is one row of 8 * 128 * 2 bytes, written at a row of T.
     data = dm("N, 1 # 32", "D")
     params = scatter(data, key="1", index=hbm("1"), out=hbm("T, N, D"))
-    assert params == ScatterParams(tail=1024, tail_bytes=2048, entries=(), bytes=2048, same_tier=False, key=(),
+    assert params == ScatterParams(tail=128, tail_bytes=256, entries=(), bytes=2048, same_tier=False, key=(),
                                    payload=("N", "D"), axis="T", rows=512, row_bytes=2048)
 
 
@@ -101,6 +101,27 @@ def test_chip() -> None:
         "Chip", "dma_scatter: the Chip 1 # 2 of index differs from the data's Chip 1")
     assert _refused(lambda: scatter(out=hbm("C, D", chip="1 # 2"))) == (
         "Chip", "dma_scatter: the Chip 1 # 2 of out differs from the data's Chip 1")
+
+
+def test_a_chip_that_holds_an_axis() -> None:
+    # A payload axis spread over chips: the reference batches over it, tcpdsl refuses it.
+    assert _refused(lambda: scatter(dm("K / 2", "K % 2, D", chip="X"), index=hbm("K", chip="X"),
+                                    out=hbm("C, D", chip="X"))) == (
+        "Chip", "dma_scatter: the Chip X holds X; tcpdsl scatters within one chip's layout, a Chip of one chip or of "
+        "replicas")
+
+
+def test_row_bytes() -> None:
+    assert _refused(lambda: scatter(dm("K / 2", "K % 2, E # 16"), out=hbm("C, E"), dtype="i4", out_dtype="i4")) == (
+        "RowBytes", "dma_scatter: a row of 3 i4 cells (E) is 12 bits, not a whole number of bytes, so no byte "
+        "offset addresses it")
+
+
+def test_tail_align() -> None:
+    # Each key's row sits strided in DM (D outside K % 2): the run both sides hold alike is one cell, 2 bytes.
+    assert _refused(lambda: scatter(dm("K / 2", "D, K % 2"))) == (
+        "TailAlign", "dma_scatter: DMA tail alignment violation: source Element D, K % 2 and destination Element "
+        "C, D share an innermost run of 1 elements of bf16 (2 bytes), not a multiple of 8 bytes")
 
 
 def test_key_contained() -> None:

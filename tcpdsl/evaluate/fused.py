@@ -315,12 +315,11 @@ class FusedEvaluator:
         """The scattered tensor's values over its root's terms: a copy of the tensor's with the data's rows set,
         frozen, and what was kept widened from the tensor before carried to it with those rows redone (a KV
         cache written a row per step)."""
-        parent, params = source.parent, source.params
-        index = source.index
-        rows = scatter_rows(key_offsets(fused_logical(index, self.name), index.root.terms, params), params)
+        parent, index, data, params = source.parent, source.index, source.data, source.params
+        offsets = key_offsets(fused_logical(index, self.name), index.root.terms, source.index_layout, params)
         values = fused_logical(parent, self.name)
-        out, part = scattered(values, parent.root.terms, fused_logical(source.data, self.name), source.data.root.terms,
-                              rows, params)
+        out, part = scattered(values, parent.root.terms, source.terms, fused_logical(data, self.name),
+                              data.root.terms, source.data_layout, scatter_rows(offsets, params), params)
         freeze(out)
         if part is not None:
             carry(values, out, part)

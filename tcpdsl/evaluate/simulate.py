@@ -298,10 +298,11 @@ class SimulateEvaluator:
     def flow_scattered(self, source: Scattered) -> Array:
         """The scattered tensor's values: its simulated buffer and the data's read back, the rows set (a DMA
         moves cells and changes none; a live cell of poison is reported where the data's flow made it)."""
-        parent, index, params = source.parent, source.index, source.params
-        rows = scatter_rows(key_offsets(simulated_logical(index, self.name), index.root.terms, params), params)
-        return scattered(simulated_logical(parent, self.name), parent.root.terms,
-                         simulated_logical(source.data, self.name), source.data.root.terms, rows, params)[0]
+        parent, index, data, params = source.parent, source.index, source.data, source.params
+        offsets = key_offsets(simulated_logical(index, self.name), index.root.terms, source.index_layout, params)
+        return scattered(simulated_logical(parent, self.name), parent.root.terms, source.terms,
+                         simulated_logical(data, self.name), data.root.terms, source.data_layout,
+                         scatter_rows(offsets, params), params)[0]
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

@@ -156,10 +156,17 @@ def _param(name: str, hint: object, where: str, extras: object = None) -> Tensor
             "that is no set of digits, so no logical tensor fits it"
         )
     ranges = [m for m in getattr(extras, "__metadata__", ()) if isinstance(m, range)]
-    if len(ranges) > 1 or (ranges and (spec.dtypes[0].is_float or not ranges[0])):
+    dtype = spec.dtypes[0]
+    if len(ranges) > 1 or (ranges and (dtype.is_float or not ranges[0])):
         raise KernelSpecError(
             f"parameter {name} of {where}: Annotated[..., range(...)] gives the values of an integer tensor, "
-            f"one non-empty range, got {ranges} for a {spec.dtypes[0].name} tensor"
+            f"one non-empty range, got {ranges} for a {dtype.name} tensor"
+        )
+    top = 1 << (dtype.value_bits - 1) if ranges else 0  # two's complement: [-top, top)
+    if ranges and not -top <= min(ranges[0]) <= max(ranges[0]) < top:
+        raise KernelSpecError(
+            f"parameter {name} of {where}: its range {ranges[0]} holds values a {dtype.name} cannot, "
+            f"which lie in [{-top}, {top})"
         )
     return TensorParam(name, hint, spec, found.terms, ranges[0] if ranges else None)
 

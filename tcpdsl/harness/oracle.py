@@ -33,7 +33,7 @@ from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.vector_chain import VectorChain
 from tcpdsl.numerics.logical import Tensor, axis_names
 from tcpdsl.numerics.scalars import cast
-from tcpdsl.numerics.scatter_ops import key_offsets
+from tcpdsl.numerics.scatter_ops import key_offsets, over_axes
 from tcpdsl.numerics.term_arrays import same_digits
 from tcpdsl.numerics.term_arrays import rearrange
 from tcpdsl.verify.scatter import scatter_rows
@@ -248,12 +248,12 @@ def _scattered(source: Scattered, terms: tuple[Digit, ...]) -> tuple[Array, Arra
     data, data_terms, data_scale, data_exact = _flow_expected(source.data)
     index, index_terms, _, _ = _flow_expected(source.index)
     params = source.params
-    rows = scatter_rows(key_offsets(np.asarray(index), index_terms, params), params)
+    rows = scatter_rows(key_offsets(np.asarray(index), index_terms, source.index_layout, params), params)
     out = []
     for laid, new in ((values, np.asarray(data)), (scale, np.asarray(data_scale))):
         target, axes = coordinate_array(to_terms(laid, source.parent.mapping, terms), terms)
         target = np.array(target)  # a copy to write into
-        held, held_axes = coordinate_array(new, data_terms)
+        held, held_axes = over_axes(new, data_terms, source.data_layout)
         key_shape = tuple(held.shape[held_axes.index(a)] for a in params.key)
         for k, row in enumerate(rows):
             at = dict(zip(params.key, np.unravel_index(k, key_shape)))

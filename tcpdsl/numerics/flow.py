@@ -83,6 +83,11 @@ class Scattered:
     moved: Flow
     index: Flow
     params: ScatterParams
+    # The terms the result is held over (the parent's, or its layout's when the parent's values repeat along an
+    # axis its layout holds), and the terms the data's and the index's layouts hold.
+    terms: tuple[Digit, ...]
+    data_layout: tuple[Digit, ...]
+    index_layout: tuple[Digit, ...]
 
 
 @dataclass(frozen=True, eq=False)

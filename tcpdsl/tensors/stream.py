@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from tcpdsl.cost import KernelCost, chain_cost, stream_cost, stream_params, stream_stage_cost
+from tcpdsl.algebra import held
 from tcpdsl.evaluate.backend import get as get_evaluator
 from tcpdsl.numerics.chain import Chain
 from tcpdsl.numerics.flow import Buffer, Flow, Root, Scattered, Window, Written
 from tcpdsl.numerics.logical import Tensor
 from tcpdsl.numerics.moves import window, write_window
+from tcpdsl.numerics.term_arrays import axes_of
 from tcpdsl.tensors.base import Array, TensorBase
 from tcpdsl.tensors.filled import FLOW_SERIAL
 from tcpdsl.tensors.recording import baked, values_read
@@ -125,7 +127,12 @@ def scattered_flow(parent: Flow, data: Flow, moved: Flow, index: Flow, params: S
     (:func:`settled`). Laid out from its values, as a tensor placed from the host is: the scatter moves whole rows,
     which the layouts place as they place any cell."""
     parent = settled(parent)
-    source = Scattered(parent, data, moved, index, params)
+    root = parent.root
+    layout = held(parent.mapping).terms
+    # A tensor whose values repeat along an axis its layout holds (filled by a broadcast) is held over that axis
+    # once rows are scattered along it.
+    terms, fixed = (root.terms, root.fixed) if set(axes_of(layout)) <= set(axes_of(root.terms)) else (layout, ())
+    source = Scattered(parent, data, moved, index, params, terms, held(data.mapping).terms, held(index.mapping).terms)
     kept: dict[str, Any] = {}  # the flow's own cache, as written_flow keeps it
 
     def logical(name: str) -> Array:
@@ -134,8 +141,7 @@ def scattered_flow(parent: Flow, data: Flow, moved: Flow, index: Flow, params: S
             kept[key] = get_evaluator(name).flow_scattered(source)
         return kept[key]  # type: ignore[no-any-return]
 
-    root = parent.root
-    return Flow(Root(parent.mapping, parent.dtype, root.terms, root.fixed, logical, source=source), cache=kept)
+    return Flow(Root(parent.mapping, parent.dtype, terms, fixed, logical, source=source), cache=kept)
 
 
 class FlowTensor(TensorBase):

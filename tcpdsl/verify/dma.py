@@ -67,17 +67,8 @@ def verify_dma(stage: str, dtype: str, *, source: Tier, destination: Tier) -> Dm
         )
     tail = dma_tail(source.element, destination.element)
     aligned = destination.dm or source.dm
-    if aligned and (tail * bits) % (SRAM_WORD_BYTES * BITS_PER_BYTE):
-        raise LayoutError(
-            stage,
-            "TailAlign",
-            f"{stage}: DMA tail alignment violation: source Element {source.element} and destination Element "
-            f"{destination.element} share an innermost run of {tail} elements of {dtype} "
-            f"({tail * bits / BITS_PER_BYTE:g} bytes), not a multiple of {SRAM_WORD_BYTES} bytes",
-            hint="keep the innermost axis of both layouts the same, or pad it to a multiple of 8 bytes on both "
-            "sides (e.g. `X # 8` for i32)",
-        )
     if aligned:
+        check_tail_align(stage, dtype, bits, tail, source.element, destination.element)
         _check_strides(stage, walked, tail, bits, source, destination)
     return DmaParams(
         tail=tail,
@@ -86,6 +77,21 @@ def verify_dma(stage: str, dtype: str, *, source: Tier, destination: Tier) -> Dm
         bytes=bytes_of(bits, dst.size // prod(p.count for p in walked if p.dummy)),
         same_tier=source.dm == destination.dm,
     )
+
+
+def check_tail_align(stage: str, dtype: str, bits: int, tail: int, source: Mapping, destination: Mapping) -> None:
+    """``TailAlign``: a move into or out of SRAM goes in whole 8-byte words, so the innermost run the two Element
+    layouts share (``tail`` elements of ``bits`` each) is a multiple of 8 bytes."""
+    if (tail * bits) % (SRAM_WORD_BYTES * BITS_PER_BYTE):
+        raise LayoutError(
+            stage,
+            "TailAlign",
+            f"{stage}: DMA tail alignment violation: source Element {source} and destination Element "
+            f"{destination} share an innermost run of {tail} elements of {dtype} "
+            f"({tail * bits / BITS_PER_BYTE:g} bytes), not a multiple of {SRAM_WORD_BYTES} bytes",
+            hint="keep the innermost axis of both layouts the same, or pad it to a multiple of 8 bytes on both "
+            "sides (e.g. `X # 8` for i32)",
+        )
 
 
 def _check_preserve(stage: str, source: Tier, destination: Tier) -> None:

@@ -16,8 +16,9 @@ from typing import Final
 from tcpdsl.algebra import Composite, Digit, Mapping, Slots, held, pairs, render_slot, slots_of, text_of
 from tcpdsl.errors import DtypeError, LayoutError
 from tcpdsl.verify.cache import memoized
-from tcpdsl.verify.dma import DmaParams
+from tcpdsl.verify.dma import DmaParams, check_tail_align, dma_tail
 from tcpdsl.verify.memory import Tier, bytes_of, materializable_bits
+from tcpdsl.verify.sequencer import BITS_PER_BYTE
 from tcpdsl.verify.stage import Stage
 
 STAGE: Final = Stage.DMA_SCATTER
@@ -43,18 +44,30 @@ def verify_scatter(dtype: str, *, data: Tier, key: Mapping, index_dtype: str, in
     """Check a scatter of the DM tensor ``data`` into ``out`` by ``index`` and derive its command.
 
     Rules in order: ``IndexDtype``, ``Dtype``, ``Chip``, ``KeyContained``, ``WholeAxes``, ``Payload``,
-    ``IndexShape``.
+    ``IndexShape``, ``RowBytes``, ``TailAlign``.
     """
     _check_dtypes(dtype, index_dtype, out_dtype)
     _check_chips(data, index, out)
     _check_key_contained(data, key)
+    _check_one_chip(data)
     keys, payload = _whole_axes(data, key)
     ordered, axis = _check_payload(out, payload)
     _check_index(index, key, keys)
     bits = materializable_bits(STAGE, dtype)
     sizes = held(data.whole).sizes
-    row_bytes = bytes_of(bits, prod(sizes[a] for a in payload))
-    tail = _row_run(out.element, payload)
+    cells = prod(sizes[a] for a in payload)
+    if (cells * bits) % BITS_PER_BYTE:
+        raise LayoutError(
+            STAGE,
+            "RowBytes",
+            f"dma_scatter: a row of {cells} {dtype} cells ({', '.join(payload) or 'one cell'}) is {cells * bits} "
+            f"bits, not a whole number of bytes, so no byte offset addresses it",
+            hint="scatter rows of whole bytes: pad the payload's innermost axis, or scatter a wider dtype",
+        )
+    row_bytes = bytes_of(bits, cells)
+    # The run a row moves in: what the data's Element and out's hold alike, within one row.
+    tail = min(dma_tail(data.element, out.element), _row_run(out.element, payload))
+    check_tail_align(STAGE, dtype, bits, tail, data.element, out.element)
     return ScatterParams(
         tail=tail,
         tail_bytes=bytes_of(bits, tail),
@@ -123,6 +136,20 @@ def _check_chips(data: Tier, index: Tier, out: Tier) -> None:
                 f"dma_scatter: the Chip {tier.chip} of {name} differs from the data's Chip {data.chip}",
                 hint=f"give {name} the data's Chip {data.chip}: each chip scatters its own rows with its own index",
             )
+
+
+def _check_one_chip(data: Tier) -> None:
+    """``Chip``: the data's Chip holds no axis (one chip, or replicas), checked after ``KeyContained``, whose words
+    fit a key axis there better."""
+    spread = _axes(slots_of(data.chip))
+    if spread:
+        raise LayoutError(
+            STAGE,
+            "Chip",
+            f"dma_scatter: the Chip {data.chip} holds {', '.join(spread)}; tcpdsl scatters within one chip's layout, "
+            f"a Chip of one chip or of replicas",
+            hint="scatter each chip's part in a kernel of its own, or replicate over Chip (e.g. Chip m[\"1 # 2\"])",
+        )
 
 
 def _check_key_contained(data: Tier, key: Mapping) -> None:
