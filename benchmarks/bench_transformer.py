@@ -4,9 +4,8 @@ written, and replayed (``tcp.replay()``, docs/replay.md).
 
 The layer's weights are laid out once as the kernels' HBM tensors and reused by every step; the KV cache holds
 two chunks and the token sits in the second, so attention runs over both (through the attention kernels). The
-replay is timed twice: at one cache row, where every kernel replays, and decoding, a new row each step as a loop
-over tokens writes them, where the projection runs as written (its row is part of its signature) and the kernels
-it calls replay. Prints the median seconds of each over rounds interleaved with the model and the median paired
+replay is timed twice: at one cache row, and decoding, a new row each step as a loop over tokens writes them; the
+row is the scatter's byte offset, a tensor, so every kernel replays both ways. Prints the median seconds of each over rounds interleaved with the model and the median paired
 ratio; the target is a ratio of at most 2 for both replays.
 
 Run: python benchmarks/bench_transformer.py [--rounds N]

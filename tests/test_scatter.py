@@ -231,3 +231,42 @@ def test_sides_that_repeat_along_an_axis(evaluator: str) -> None:
     same.dma_scatter(one, out, key=m["K"])
     got = out.to_tensor().to_numpy("C D").astype(np.float32)
     assert (got[7] == 2).all() and not np.delete(got, 7, axis=0).any()
+
+
+@tcp.kernel
+def scatter_into_filled(data: Table, index: Index, out: Out) -> Table:
+    data.to_dm(cluster=m["1 # 2"], slice=m["K / 2"], element=m["K % 2, D"]).dma_scatter(index, out, key=m["K"])
+    return data
+
+
+def test_a_replay_writes_back_a_tensor_that_was_filled_by_a_broadcast() -> None:
+    """The tensor scattered into holds its values over C only once rows are written along C: a replayed call hands
+    it back over those terms, the values of the call as written."""
+    rng = np.random.default_rng(9)
+
+    def call(step: int) -> np.ndarray[Any, Any]:
+        out = Row(tcp.Tensor(_bf16(rng, (128,)), "D")).to_hbm(element=m["C, D"])
+        rows = (np.arange(512) + step) % 612
+        scatter_into_filled(Table(tcp.Tensor(_bf16(rng, (512, 128)), "K D")),
+                            Index(tcp.Tensor((rows * 256).astype(np.int32), "K")), out)
+        return out.to_tensor().to_numpy("C D").astype(np.float32)
+
+    expected = [call(step) for step in range(3)]
+    rng = np.random.default_rng(9)
+    with tcp.replay() as log:
+        found = [call(step) for step in range(3)]
+    assert log.recorded["scatter_into_filled"] + log.replayed["scatter_into_filled"] >= 2, str(log)
+    for want, got in zip(expected, found, strict=True):
+        assert np.array_equal(want.view(np.uint32), got.view(np.uint32))
+
+
+@tcp.kernel
+def ranged_widely(x: Annotated[Index, range(0, 1 << 40, 256)]) -> Any:
+    return x
+
+
+def test_a_range_past_the_dtype_is_refused_without_walking_it() -> None:
+    assert describe(ranged_widely, strict=False).skip == (
+        "parameter x of ranged_widely: its range range(0, 1099511627776, 256) holds values a i32 cannot, which lie "
+        "in [-2147483648, 2147483648)"
+    )

@@ -162,13 +162,17 @@ def _param(name: str, hint: object, where: str, extras: object = None) -> Tensor
             f"parameter {name} of {where}: Annotated[..., range(...)] gives the values of an integer tensor, "
             f"one non-empty range, got {ranges} for a {dtype.name} tensor"
         )
-    top = 1 << (dtype.value_bits - 1) if ranges else 0  # two's complement: [-top, top)
-    if ranges and not -top <= min(ranges[0]) <= max(ranges[0]) < top:
+    if not ranges:
+        return TensorParam(name, hint, spec, found.terms)
+    values = ranges[0]
+    top = 1 << (dtype.value_bits - 1)  # two's complement: [-top, top)
+    low, high = sorted((values[0], values[-1]))  # the range's ends, without walking it
+    if not -top <= low <= high < top:
         raise KernelSpecError(
-            f"parameter {name} of {where}: its range {ranges[0]} holds values a {dtype.name} cannot, "
+            f"parameter {name} of {where}: its range {values} holds values a {dtype.name} cannot, "
             f"which lie in [{-top}, {top})"
         )
-    return TensorParam(name, hint, spec, found.terms, ranges[0] if ranges else None)
+    return TensorParam(name, hint, spec, found.terms, values)
 
 
 def _integer(name: str, hint: object, where: str) -> IntParam:

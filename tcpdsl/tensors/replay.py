@@ -129,21 +129,24 @@ def _one(value: tuple[T, ...]) -> tuple[T, ...]:
     return found
 
 
-def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, cache: dict[str, Any]) -> Flow:
-    """A flow without steps holding what ``tensor``'s flow holds at its end: its mapping and dtype, over its
-    root's terms, with values from ``logical``."""
-    flow, root = tensor._flow, tensor._flow.root
-    leaf = filled(Root, {"mapping": flow.mapping, "dtype": flow.dtype, "terms": root.terms, "fixed": root.fixed,
+def _leaf(tensor: FlowTensor, logical: Callable[[str], Array], source: object, cache: dict[str, Any],
+          root: Root | None = None) -> Flow:
+    """A flow without steps holding what ``tensor``'s flow holds at its end: its mapping and dtype, over the terms
+    of ``root`` (its flow's own root by default), with values from ``logical``."""
+    flow = tensor._flow
+    held = flow.root if root is None else root
+    leaf = filled(Root, {"mapping": flow.mapping, "dtype": flow.dtype, "terms": held.terms, "fixed": held.fixed,
                          "logical": logical, "physical": None, "source": source})
     return filled(Flow, {"root": leaf, "steps": (), "cache": cache, "serial": FLOW_SERIAL()})
 
 
 def _placed(tensor: FlowTensor, values: Array, computed: Flow) -> Flow:
     """``tensor``'s flow end as values placed from the host: ``values``, which ``computed`` computed (and may
-    have marked as converted)."""
-    root = tensor._flow.root
+    have marked as converted), over ``computed``'s terms (a scatter into a tensor filled by a broadcast holds
+    its values over an axis the tensor before it did not)."""
+    root = computed.root
     return _leaf(tensor, lambda name: values, Tensor.of_terms(values, root.terms, root.fixed),
-                 kept_as_placed(computed, values, FUSED))
+                 kept_as_placed(computed, values, FUSED), root)
 
 
 class _Recording:

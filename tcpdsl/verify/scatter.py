@@ -27,8 +27,8 @@ INDEX_DTYPE: Final = "i32"
 
 @dataclass(frozen=True)
 class ScatterParams(DmaParams):
-    """A scatter as one DMA command (``bytes``: every row; ``tail``: the run of out's Element one row
-    covers), and its rows: the key's axes (outermost first; none for one row), the payload's axes (in
+    """A scatter as one DMA command (``bytes``: every row; ``tail``: the run a row moves in, what the data's
+    Element and out's hold alike within it), and its rows: the key's axes (outermost first; none for one row), the payload's axes (in
     out's order, outermost first), the scattered axis of out, its size, and the bytes of one row."""
 
     key: tuple[str, ...]
@@ -43,8 +43,8 @@ def verify_scatter(dtype: str, *, data: Tier, key: Mapping, index_dtype: str, in
                    out: Tier) -> ScatterParams:
     """Check a scatter of the DM tensor ``data`` into ``out`` by ``index`` and derive its command.
 
-    Rules in order: ``IndexDtype``, ``Dtype``, ``Chip``, ``KeyContained``, ``WholeAxes``, ``Payload``,
-    ``IndexShape``, ``RowBytes``, ``TailAlign``.
+    Rules in order: ``IndexDtype``, ``Dtype``, ``Chip`` (the three Chips alike), ``KeyContained``, ``Chip``
+    (no axis in the data's Chip), ``WholeAxes``, ``Payload``, ``IndexShape``, ``RowBytes``, ``TailAlign``.
     """
     _check_dtypes(dtype, index_dtype, out_dtype)
     _check_chips(data, index, out)
