@@ -174,8 +174,9 @@ class Matmul:
     A product of matrices (both sides keep a digit) over several batch digits runs over those
     digits as they lie (``batched``) whenever its kept and summed digits merge as a view: batch
     digits that do not merge would otherwise copy the whole operand, while each matrix reaches BLAS
-    in place. BLAS sums a product of matrices in the same order whatever their strides (a property
-    tests/test_fast_paths.py pins), so the bits are the same.
+    in place. A matrix held row by row reaches the kernel the copies would, with the same bits; one held
+    column by column reaches BLAS's kernel for a transposed matrix, which for small matrices may add in
+    another order (tests/test_fast_paths.py pins both, docs/runtime.md §3.4).
 
     A stream that is the same matrix for every batch (replicated over the batch digits: stride 0, as a
     vector laid on every slice against a weight split over the slices) meets the weights in one product,
