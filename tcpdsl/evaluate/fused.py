@@ -44,9 +44,8 @@ from tcpdsl.numerics.placement import check_shape, logical_index, plan
 from tcpdsl.numerics.term_arrays import coordinate_array
 from tcpdsl.numerics.transfer import to_physical, to_terms
 from tcpdsl.numerics.scalars import cast
-from tcpdsl.numerics.scatter_ops import key_offsets, scattered
+from tcpdsl.numerics.scatter_ops import scattered_values
 from tcpdsl.numerics.windows import box_values, box_written
-from tcpdsl.verify.scatter import scatter_rows
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -315,14 +314,10 @@ class FusedEvaluator:
         """The scattered tensor's values over its root's terms: a copy of the tensor's with the data's rows set,
         frozen, and what was kept widened from the tensor before carried to it with those rows redone (a KV
         cache written a row per step)."""
-        parent, index, data, params = source.parent, source.index, source.data, source.params
-        offsets = key_offsets(fused_logical(index, self.name), index.root.terms, source.index_layout, params)
-        values = fused_logical(parent, self.name)
-        out, part = scattered(values, parent.root.terms, source.terms, fused_logical(data, self.name),
-                              data.root.terms, source.data_layout, scatter_rows(offsets, params), params)
+        out, part = scattered_values(source, lambda flow: fused_logical(flow, self.name))
         freeze(out)
         if part is not None:
-            carry(values, out, part)
+            carry(fused_logical(source.parent, self.name), out, part)  # the parent's values, as just read
         return out
 
     def flow_physical(self, flow: Flow) -> Array:

@@ -53,8 +53,7 @@ from tcpdsl.numerics.moves import window, write_window
 from tcpdsl.numerics.placement import plan
 from tcpdsl.numerics.transfer import to_physical_rows, to_terms
 from tcpdsl.numerics.scalars import cast, poison, widen
-from tcpdsl.numerics.scatter_ops import key_offsets, scattered
-from tcpdsl.verify.scatter import scatter_rows
+from tcpdsl.numerics.scatter_ops import scattered_values
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -298,11 +297,7 @@ class SimulateEvaluator:
     def flow_scattered(self, source: Scattered) -> Array:
         """The scattered tensor's values: its simulated buffer and the data's read back, the rows set (a DMA
         moves cells and changes none; a live cell of poison is reported where the data's flow made it)."""
-        parent, index, data, params = source.parent, source.index, source.data, source.params
-        offsets = key_offsets(simulated_logical(index, self.name), index.root.terms, source.index_layout, params)
-        return scattered(simulated_logical(parent, self.name), parent.root.terms, source.terms,
-                         simulated_logical(data, self.name), data.root.terms, source.data_layout,
-                         scatter_rows(offsets, params), params)[0]
+        return scattered_values(source, lambda flow: simulated_logical(flow, self.name))[0]
 
     def flow_physical(self, flow: Flow) -> Array:
         """A stream's physical buffer, moved through every step; Top padding holds poison."""

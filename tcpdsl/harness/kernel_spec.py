@@ -243,8 +243,9 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
     if info is None:
         raise KernelSpecError(f"{fn!r} is not a @tcp.kernel function")
     params, integers = [], []
-    extras: dict[str, object] = {}
     try:
+        # A range is in the Annotated extras, which the recorded hints drop.
+        extras = typing.get_type_hints(info.function, include_extras=True)
         for name, parameter in info.signature.parameters.items():
             if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
                 raise KernelSpecError(f"{info.qualname} takes *args/**kwargs; a runner cannot fill them")
@@ -253,8 +254,6 @@ def describe(fn: object, *, strict: bool = True) -> KernelSpec:
                 continue  # a setting with a default (e.g. a lane mode): the runner leaves it alone
             if hint is None:
                 raise KernelSpecError(f"parameter {name} of {info.qualname} has no annotation")
-            # A range is in the Annotated extras, which the recorded hints drop.
-            extras = extras or typing.get_type_hints(info.function, include_extras=True)
             if hint is int:
                 integers.append(_integer(name, extras[name], info.qualname))
             else:

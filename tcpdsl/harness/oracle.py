@@ -241,6 +241,8 @@ def _windowed(source: Window | Written, mapping: Mapping, terms: tuple[Digit, ..
         grid[rows, cols + offset] = part.reshape(-1, size)[rows, cols].astype(grid.dtype)
         out.append(to_terms(grid.reshape(-1), mapping, terms))
     return out[0], out[1], exact and new_exact
+
+
 def _scattered(source: Scattered, terms: tuple[Digit, ...]) -> tuple[Array, Array, bool]:
     """The expected values over ``terms`` of a tensor after a scatter, key value by key value: the data's expected
     row set at the row of the scattered axis that the key's offset (the index's exact value) names."""

@@ -17,8 +17,9 @@ import numpy.typing as npt
 
 from tcpdsl.algebra import Digit
 from tcpdsl.errors import LayoutError
+from tcpdsl.numerics.flow import Flow, Scattered
 from tcpdsl.numerics.term_arrays import axes_of, coordinate_array, coordinate_extents, term_coordinates
-from tcpdsl.verify.scatter import ScatterParams
+from tcpdsl.verify.scatter import ScatterParams, scatter_rows
 from tcpdsl.verify.stage import Stage
 
 Array = npt.NDArray[Any]
@@ -86,3 +87,12 @@ def scattered(values: Array, terms: tuple[Digit, ...], root: tuple[Digit, ...], 
         coords = term_coordinates(root)
         return np.ascontiguousarray(out[tuple(coords[a] for a in axes)]), None
     return out, (lambda array: array.transpose(order)[lo:hi]) if run else None
+
+
+def scattered_values(source: Scattered, read: Callable[[Flow], Array]) -> tuple[Array, Callable[[Array], Array] | None]:
+    """:func:`scattered` of the node ``source``, each flow's values as ``read`` gives them (an evaluator's read):
+    the offsets checked by ``Offset``, then the rows set."""
+    params, index, data, parent = source.params, source.index, source.data, source.parent
+    offsets = key_offsets(read(index), index.root.terms, source.index_layout, params)
+    return scattered(read(parent), parent.root.terms, source.terms, read(data), data.root.terms, source.data_layout,
+                     scatter_rows(offsets, params), params)

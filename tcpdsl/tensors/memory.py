@@ -19,7 +19,7 @@ from tcpdsl.tensors.base import ChipT, ClusterT, D, ElementT, SliceT, lay_out_lo
 from tcpdsl.tensors.stream import FlowTensor, buffer_of, root_of, scattered_flow, window_flow, written_flow
 from tcpdsl.tensors.subscription import Spec, spec_of
 from tcpdsl.verify.compose_memory import TileParams
-from tcpdsl.verify.scatter import ScatterParams
+from tcpdsl.verify.scatter import ScatterParams, not_an_hbm_tensor
 from tcpdsl.verify.families import DM, DM_VIEW, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, VRF, Family, check_type
 from tcpdsl.verify.stage import Stage
 
@@ -66,9 +66,7 @@ class DmTensor(FlowTensor, Generic[D, ChipT, ClusterT, SliceT, ElementT]):
         index_spec, out_spec = spec_of(index), spec_of(out)
         for name, operand, spec in (("index", index, index_spec), ("out", out, out_spec)):
             if spec is None:  # not a tensor at all; the composer names a tensor of another family
-                raise LayoutError(Stage.DMA_SCATTER, "NotAnHbmTensor",
-                                  f"dma_scatter: {name} is an HBM tensor, got a {type(operand).__name__}",
-                                  hint=f"pass the {name} as an HbmTensor, not a view or a DM tensor")
+                raise not_an_hbm_tensor(name, type(operand).__name__)
         assert index_spec is not None and out_spec is not None
         _, moved = self._recorded(self._flow, Stage.DMA_SCATTER, {"key": key}, (index_spec, out_spec))
         params = moved.steps[-1].params

@@ -10,7 +10,7 @@ from tcpdsl.errors import LayoutError
 from tcpdsl.verify.dma import DmaParams, verify_to_dm, verify_to_hbm
 from tcpdsl.verify.families import DM, DM_VIEW_MUT, HBM, HBM_VIEW, HBM_VIEW_MUT, TensorType, check_type
 from tcpdsl.verify.memory import Tier
-from tcpdsl.verify.scatter import ScatterParams, verify_scatter
+from tcpdsl.verify.scatter import ScatterParams, not_an_hbm_tensor, verify_scatter
 from tcpdsl.verify.stage import Stage
 from tcpdsl.verify.views import tile_stride, verify_pad, verify_reshape, verify_tile
 
@@ -73,9 +73,7 @@ def dma_scatter(src: TensorType, index: TensorType, out: TensorType, *, key: Map
     ``out`` at the byte offset ``index`` holds for it; returns ``out`` (§4.1)."""
     for name, operand in (("index", index), ("out", out)):
         if operand.family is not HBM:
-            raise LayoutError(Stage.DMA_SCATTER, "NotAnHbmTensor",
-                              f"dma_scatter: {name} is an HBM tensor, got a {operand.family.name}",
-                              hint=f"pass the {name} as an HbmTensor, not a view or a DM tensor")
+            raise not_an_hbm_tensor(name, operand.family.name)
     params = verify_scatter(src.dtype, data=tier(src), key=key, index_dtype=index.dtype, index=tier(index),
                             out_dtype=out.dtype, out=tier(out))
     return out, params

@@ -110,6 +110,13 @@ def scatter_rows(offsets: Sequence[int], params: ScatterParams) -> list[int]:
 # -- the rules ----------------------------------------------------------------------------------
 
 
+def not_an_hbm_tensor(name: str, got: str) -> LayoutError:
+    """``NotAnHbmTensor``: the index or ``out`` (``name``) is ``got``, not an HBM tensor (the composer names a
+    tensor's family, the runtime method the type of what is not a tensor at all)."""
+    return LayoutError(STAGE, "NotAnHbmTensor", f"dma_scatter: {name} is an HBM tensor, got a {got}",
+                       hint=f"pass the {name} as an HbmTensor, not a view or a DM tensor")
+
+
 def _check_dtypes(dtype: str, index_dtype: str, out_dtype: str) -> None:
     if index_dtype != INDEX_DTYPE:
         raise DtypeError(
